@@ -1,0 +1,353 @@
+#!/usr/bin/env python3
+"""Run the guest test suites on each driver across the QEMU matrix and judge the results.
+
+For every matrix entry and driver the harness boots the test kernel once (scripts/qemu-run), runs
+tests/guest/run-suites, parses the kselftest TAP, the `perf test` result lines and the project's guest checks,
+applies tests/expectations/expectations.txt, compares the Rust driver with the C driver of the same run (and the C
+driver with its committed baseline, tests/expectations/baseline-c.tsv) and prints one closing line
+`N passed, N failed, N skipped`. It exits 1 on any unexpected result.
+"""
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXPECTATIONS = os.path.join(TOP, "tests/expectations/expectations.txt")
+BASELINE = os.path.join(TOP, "tests/expectations/baseline-c.tsv")
+
+# The matrix: (name, qemu-run options, description).
+ENTRIES = {
+    "sscofpmf-smp2": (["--cpu", "rv64,sscofpmf=true", "--smp", "2"], "Sscofpmf, 2 harts"),
+    "sscofpmf-icount": (["--cpu", "rv64,sscofpmf=true", "--icount"], "Sscofpmf, 1 hart, -icount shift=0 (exact)"),
+    "no-sscofpmf": (["--cpu", "rv64", "--smp", "2"], "no Sscofpmf, 2 harts"),
+}
+QEMU_EXIT = {240: "timeout", 241: "guest died (panic or QEMU error)", 242: "kernel log has BUG/WARNING/Oops/lockdep",
+             243: "module failed to load"}
+
+SECTION_BEGIN = re.compile(r"^### BEGIN (\S+) (.*)$")
+SECTION_END = re.compile(r"^### END (\S+) (.*) rc=(\d+)$")
+TAP_LINE = re.compile(r"^(not )?ok \d+ (.*?)(?:\s+#\s*(SKIP|XFAIL|TODO)\b\s*(.*))?$")
+TAP_PLAN = re.compile(r"^1\.\.(\d+)")
+PERF_LINE = re.compile(r"^\s*(\d+)(?:\.(\d+))?:\s(.*?)\s*:\s(Ok|FAILED!|Skip(?:\s.*)?)\s*$")
+CHECK_LINE = re.compile(r"^(not ok|ok) (\S+)(?:\s+#\s*SKIP\s*(.*)|\s+(.*))?$")
+VALUE_LINE = re.compile(r"^value (\S+) (\S+)\s*$")
+
+
+def say(msg):
+    print(f"[harness] {msg}", flush=True)
+
+
+class Run:
+    """The results of one boot: one driver on one matrix entry."""
+
+    def __init__(self, entry, driver):
+        self.entry, self.driver = entry, driver
+        self.results = {}  # test id -> (status "pass"|"fail"|"skip", detail)
+        self.values = {}  # value name -> string
+        self.seconds = 0.0
+
+    def add(self, test, status, detail=""):
+        # A test id seen twice keeps the worse result.
+        old = self.results.get(test)
+        if old is None or (old[0] != "fail" and status == "fail"):
+            self.results[test] = (status, detail)
+
+
+def parse_output(run, text, qemu_status):
+    sections, cur, lines = [], None, []
+    done = False
+    for line in text.splitlines():
+        if line == "### ALL-DONE":
+            done = True
+            continue
+        m = SECTION_BEGIN.match(line)
+        if m and cur is None:
+            cur, lines = (m.group(1), m.group(2)), []
+            continue
+        m = SECTION_END.match(line)
+        if m and cur is not None:
+            sections.append((cur[0], cur[1], int(m.group(3)), lines))
+            cur = None
+            continue
+        if cur is not None:
+            lines.append(line)
+    if cur is not None:
+        sections.append((cur[0], cur[1], None, lines))
+
+    for kind, name, rc, body in sections:
+        if kind == "kselftest":
+            parse_kselftest(run, name, rc, body)
+        elif kind == "perftest":
+            parse_perftest(run, name, rc, body)
+        elif kind == "check":
+            parse_check(run, name, rc, body)
+
+    if qemu_status in QEMU_EXIT:
+        run.add("boot/completed", "fail", QEMU_EXIT[qemu_status])
+    elif not done:
+        run.add("boot/completed", "fail", f"no completion marker (guest command exit {qemu_status})")
+    else:
+        run.add("boot/completed", "pass")
+    if qemu_status != 243:
+        run.add("boot/kernel-log-clean", "fail" if qemu_status == 242 else "pass",
+                QEMU_EXIT[242] if qemu_status == 242 else "")
+
+
+def rc_detail(rc):
+    return "timeout" if rc in (124, 137) else ("killed (no end marker)" if rc is None else f"exit {rc}")
+
+
+def parse_kselftest(run, binary, rc, body):
+    plan, seen = None, 0
+    for line in body:
+        m = TAP_PLAN.match(line)
+        if m:
+            plan = int(m.group(1))
+            continue
+        m = TAP_LINE.match(line)
+        if not m:
+            continue
+        seen += 1
+        name = m.group(2).strip()
+        test = f"kselftest/{binary}/{name}"
+        if m.group(3) == "SKIP":
+            run.add(test, "skip", m.group(4) or "")
+        elif m.group(1):
+            run.add(test, "fail", m.group(4) or "")
+        else:
+            run.add(test, "pass")
+    if rc is None or rc in (124, 137) or (plan is not None and seen < plan) or seen == 0:
+        run.add(f"kselftest/{binary}", "fail", f"{rc_detail(rc)}, {seen} of {plan} results")
+
+
+def parse_perftest(run, desc, rc, body):
+    seen = 0
+    parent = None
+    for line in body:
+        m = PERF_LINE.match(line)
+        if not m:
+            continue
+        seen += 1
+        num, sub, name, res = m.groups()
+        if sub is None:
+            parent = name
+            test = f"perftest/{name}"
+        else:
+            test = f"perftest/{parent or desc}/{name}"
+        if res == "Ok":
+            run.add(test, "pass")
+        elif res.startswith("Skip"):
+            run.add(test, "skip", res[4:].strip(" ()"))
+        else:
+            run.add(test, "fail", "FAILED!")
+    if seen == 0 or rc is None or rc in (124, 137):
+        run.add(f"perftest/{desc}", "fail", f"{rc_detail(rc)}; " + (body[-1] if body else "no output"))
+
+
+def parse_check(run, script, rc, body):
+    for line in body:
+        m = VALUE_LINE.match(line)
+        if m:
+            run.values[m.group(1)] = m.group(2)
+            continue
+        m = CHECK_LINE.match(line)
+        if not m:
+            continue
+        test = f"check/{script}/{m.group(2)}"
+        if m.group(3) is not None:
+            run.add(test, "skip", m.group(3))
+        elif m.group(1) == "not ok":
+            run.add(test, "fail", m.group(4) or "")
+        else:
+            run.add(test, "pass")
+    run.add(f"check/{script}", "pass" if rc == 0 else "fail", "" if rc == 0 else rc_detail(rc))
+
+
+def load_expectations():
+    rules = []
+    with open(EXPECTATIONS, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split("\t")
+            if len(parts) != 5 or parts[3] not in ("xfail", "flaky"):
+                sys.exit(f"{EXPECTATIONS}:{n}: expected 5 tab-separated fields "
+                         "(test glob, entry glob, driver glob, xfail|flaky, reason)")
+            rules.append(parts)
+    return rules
+
+
+def expectation(rules, entry, driver, test):
+    for tglob, eglob, dglob, kind, reason in rules:
+        if fnmatch.fnmatchcase(test, tglob) and fnmatch.fnmatchcase(entry, eglob) \
+                and fnmatch.fnmatchcase(driver, dglob):
+            return kind, reason
+    return None, None
+
+
+def load_baseline():
+    base = {}
+    if os.path.exists(BASELINE):
+        with open(BASELINE, encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                entry, test, status = line.rstrip("\n").split("\t")
+                base[(entry, test)] = status
+    return base
+
+
+def boot(entry, driver, suites, outdir, timeout, module):
+    opts, _ = ENTRIES[entry]
+    rdir = os.path.join(outdir, f"{entry}-{driver}")
+    os.makedirs(rdir, exist_ok=True)
+    cmd = [os.path.join(TOP, "scripts/qemu-run"), "--driver", driver, *opts, "--timeout", str(timeout),
+           "--console-log", os.path.join(rdir, "console.log")]
+    if module:
+        cmd += ["--module", module]
+    cmd += ["--", "/opt/rpmu/run-suites", *suites]
+    start = time.monotonic()
+    with open(os.path.join(rdir, "output.log"), "w", encoding="utf-8") as log:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        log.write(proc.stdout)
+    run = Run(entry, driver)
+    run.seconds = time.monotonic() - start
+    parse_output(run, proc.stdout, proc.returncode)
+    # qemu-run's own messages (timeouts, kernel log reports) go to the log; show the kernel report lines.
+    if proc.returncode in QEMU_EXIT:
+        for line in proc.stdout.splitlines():
+            if line.startswith("[qemu]") or line.startswith("  "):
+                print(f"    {line}")
+    return run
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--drivers", default="c", help="comma-separated drivers to run: c, rust (default: c)")
+    p.add_argument("--entries", default=",".join(ENTRIES), help=f"matrix entries (default: {','.join(ENTRIES)})")
+    p.add_argument("--suites", default="checks,kselftest,perftest", help="guest suites to run")
+    p.add_argument("--out", default=os.path.join(os.environ.get("RPMU_CACHE", os.path.expanduser(
+        os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "riscv_pmu_sbi_rust"))), "harness"),
+        help="directory for logs and results")
+    p.add_argument("--timeout", type=int, default=1500, help="per-boot wall-clock limit in seconds")
+    p.add_argument("--module", help="module path for the rust driver (default: qemu-run's)")
+    p.add_argument("--update-baseline", action="store_true",
+                   help="write this run's C-driver results to tests/expectations/baseline-c.tsv")
+    args = p.parse_args()
+
+    drivers = [d for d in args.drivers.split(",") if d]
+    entries = [e for e in args.entries.split(",") if e]
+    for e in entries:
+        if e not in ENTRIES:
+            sys.exit(f"unknown matrix entry '{e}' (known: {', '.join(ENTRIES)})")
+    for d in drivers:
+        if d not in ("c", "rust"):
+            sys.exit(f"unknown driver '{d}' (known: c, rust)")
+    suites = [s for s in args.suites.split(",") if s]
+    rules = load_expectations()
+    baseline = load_baseline()
+    os.makedirs(args.out, exist_ok=True)
+
+    runs = {}
+    for entry in entries:
+        for driver in drivers:
+            say(f"{entry} ({ENTRIES[entry][1]}), driver {driver}: booting and running {', '.join(suites)}")
+            run = boot(entry, driver, suites, args.out, args.timeout, args.module)
+            runs[(entry, driver)] = run
+            n = {s: sum(1 for r in run.results.values() if r[0] == s) for s in ("pass", "fail", "skip")}
+            say(f"  done in {run.seconds:.0f} s: {n['pass']} pass, {n['fail']} fail, {n['skip']} skip (raw)")
+
+    totals = {"passed": 0, "failed": 0, "skipped": 0}
+    failures, notes = [], []
+    report = []
+    for (entry, driver), run in runs.items():
+        counts = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0, "flaky": 0, "xpass": 0}
+        cref = runs.get((entry, "c")) if driver == "rust" else None
+        verdict = {"same": 0, "better": 0, "worse": 0, "new": 0}
+        for test, (status, detail) in sorted(run.results.items()):
+            kind, reason = expectation(rules, entry, driver, test)
+            outcome = status
+            if status == "fail" and kind == "xfail":
+                outcome = "xfail"
+            elif status == "fail" and kind == "flaky":
+                outcome = "flaky"
+            elif status == "pass" and kind == "xfail":
+                outcome = "xpass"
+                notes.append(f"{entry} {driver}: {test}: passed, expected to fail ({reason})")
+            # Compare with the C driver: of this run for the Rust driver, of the committed baseline for C.
+            if driver == "rust":
+                ref = cref.results.get(test, (None,))[0] if cref else baseline.get((entry, test))
+            else:
+                ref = baseline.get((entry, test))
+            if ref is None:
+                verdict["new"] += 1
+                cmp = "new"
+            elif ref == status:
+                verdict["same"] += 1
+                cmp = "same"
+            elif status == "pass" or (status == "skip" and ref == "fail"):
+                verdict["better"] += 1
+                cmp = "better"
+            else:
+                verdict["worse"] += 1
+                cmp = "worse"
+            report.append({"entry": entry, "driver": driver, "test": test, "status": status, "outcome": outcome,
+                           "detail": detail, "reference": ref, "comparison": cmp})
+            if driver == "rust" and cmp == "worse":
+                outcome = "fail"
+                detail = f"worse than the C driver ({ref} -> {status}) {detail}".strip()
+            elif driver == "c" and cmp in ("worse", "better") and outcome in ("pass", "fail"):
+                notes.append(f"{entry} c: {test}: {status}, baseline says {ref}")
+            counts[outcome] = counts.get(outcome, 0) + 1
+            if outcome == "fail":
+                failures.append(f"{entry} {driver}: {test}: {detail}")
+        # Values must match the C driver's of the same entry.
+        if driver == "rust" and cref:
+            for name in sorted(set(run.values) | set(cref.values)):
+                a, b = cref.values.get(name), run.values.get(name)
+                test = f"compare/{name}"
+                if a == b:
+                    counts["pass"] += 1
+                    notes.append(f"{entry}: {name}: C {a}, Rust {b}: equal")
+                else:
+                    counts["fail"] += 1
+                    failures.append(f"{entry} rust: {test}: C driver {a}, Rust driver {b}")
+                report.append({"entry": entry, "driver": driver, "test": test, "status": "pass" if a == b else "fail",
+                               "outcome": "pass" if a == b else "fail", "detail": f"c={a} rust={b}",
+                               "reference": a, "comparison": "same" if a == b else "worse"})
+        say(f"{entry} driver {driver}: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, "
+            f"{counts['xfail']} expected failures, {counts['flaky']} known-flaky failures, {counts['xpass']} "
+            f"unexpected passes; vs {'C (same run)' if driver == 'rust' and cref else 'C baseline'}: "
+            f"{verdict['same']} same, {verdict['better']} better, {verdict['worse']} worse, {verdict['new']} new")
+        totals["passed"] += counts["pass"] + counts["xpass"]
+        totals["failed"] += counts["fail"]
+        totals["skipped"] += counts["skip"] + counts["xfail"] + counts["flaky"]
+
+    with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1)
+    if args.update_baseline:
+        rows = sorted((r["entry"], r["test"], r["status"]) for r in report if r["driver"] == "c")
+        with open(BASELINE, "w", encoding="utf-8") as f:
+            f.write("# C driver results per matrix entry, written by `tests/harness/harness.py --update-baseline`.\n")
+            f.write("# entry\ttest\tstatus\n")
+            for row in rows:
+                f.write("\t".join(row) + "\n")
+        say(f"baseline written: {len(rows)} results")
+    for n in notes:
+        say(f"note: {n}")
+    for fl in failures:
+        say(f"FAIL {fl}")
+    say(f"logs and results.json in {args.out}")
+    print(f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped", flush=True)
+    return 1 if totals["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
