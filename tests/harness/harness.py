@@ -36,6 +36,7 @@ TAP_LINE = re.compile(r"^(not )?ok \d+ (.*?)(?:\s+#\s*(SKIP|XFAIL|TODO)\b\s*(.*)
 TAP_PLAN = re.compile(r"^1\.\.(\d+)")
 PERF_LINE = re.compile(r"^\s*(\d+)(?:\.(\d+))?:\s(.*?)\s*:\s(Ok|FAILED!|Skip(?:\s.*)?)\s*$")
 CHECK_LINE = re.compile(r"^(not ok|ok) (\S+)(?:\s+#\s*SKIP\s*(.*)|\s+(.*))?$")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 VALUE_LINE = re.compile(r"^value (\S+) (\S+)\s*$")
 
 
@@ -63,6 +64,7 @@ def parse_output(run, text, qemu_status):
     sections, cur, lines = [], None, []
     done = False
     for line in text.splitlines():
+        line = ANSI.sub("", line)
         if line == "### ALL-DONE":
             done = True
             continue

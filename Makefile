@@ -1,0 +1,58 @@
+# riscv_pmu_sbi_rust: entry points. Everything is built by the scripts under scripts/; artifacts that take long
+# to build (the test kernel, the guest root filesystem) are cached in $(RPMU_CACHE), outside the clone.
+#
+#   make run        boot a RISC-V QEMU machine with the driver loaded and show perf counting and sampling
+#   make test       every test: host tests, module build checks, then the QEMU harness on both drivers
+#   make module     build riscv_pmu_sbi_rust.ko against the test kernel
+#   make host-test  the sbi_pmu crate and firmware model tests (cargo)
+#   make kernel     build the test kernel        make rootfs   build the guest root filesystem
+#   make deps       install the dependencies     make clean    remove build products from the clone
+#   make distclean  also remove the cache
+
+SHELL := /bin/bash
+export RPMU_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/riscv_pmu_sbi_rust
+HARNESS_DRIVERS ?= $(if $(wildcard scripts/module-build),c$(comma)rust,c)
+comma := ,
+
+.PHONY: run test module host-test deps kernel rootfs harness clean distclean
+
+run:
+	scripts/demo $(if $(DRIVER),--driver $(DRIVER))
+
+deps:
+	scripts/setup-deps
+
+kernel: deps
+	scripts/build-kernel
+
+rootfs: kernel
+	scripts/build-rootfs
+
+host-test: deps
+	scripts/host-test
+
+module: kernel
+	scripts/module-build
+
+harness: rootfs
+	tests/harness/harness.py --drivers $(HARNESS_DRIVERS)
+
+test: deps
+	@echo "[test] 1/3 host tests"
+	scripts/host-test
+	@if [ -x scripts/module-build ]; then \
+	  echo "[test] 2/3 module build (warnings, clippy, rustfmt)"; \
+	  scripts/module-build --check-all; \
+	else echo "[test] 2/3 module build: no module in this tree yet"; fi
+	@echo "[test] 3/3 QEMU harness, drivers: $(HARNESS_DRIVERS)"
+	scripts/build-kernel
+	scripts/build-rootfs
+	tests/harness/harness.py --drivers $(HARNESS_DRIVERS)
+
+clean:
+	rm -rf target
+	find drivers -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' -o -name '.*.cmd' \
+	  -o -name '*.rmeta' -o -name 'modules.order' -o -name 'Module.symvers' | xargs rm -f
+
+distclean: clean
+	rm -rf "$(RPMU_CACHE)"
