@@ -1,0 +1,1399 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The SBI PMU extension ABI, as the SBI specification (v3.0, chapter "Performance Monitoring Unit
+//! Extension", EID #0x504D55 "PMU") defines it.
+//!
+//! Every type here cites the table of the specification it encodes. Encodings are `const fn`s so they
+//! can be used in constant tables and are checked exhaustively by the unit tests at the end of this
+//! file; the shared-memory layouts are `#[repr(C)]` and their offsets are asserted at compile time.
+
+use bitflags::bitflags;
+use core::mem::{offset_of, size_of};
+
+use crate::errno;
+
+/// The extension ID of the SBI PMU extension ("PMU" in ASCII).
+pub const EXT_PMU: usize = 0x504D55;
+
+/// The maximum number of counters the driver handles (`RISCV_MAX_COUNTERS` in the C driver).
+///
+/// It is also the number of counter values in the snapshot page (Table 16), and, on RV64, the number
+/// of counters one counter_idx_mask can name.
+pub const RISCV_MAX_COUNTERS: usize = 64;
+
+/// CSR number of the `cycle` counter; hardware counter `n` is read through CSR `CSR_CYCLE + n`.
+pub const CSR_CYCLE: u16 = 0xC00;
+/// CSR number of the `instret` counter (hardware counter 2).
+pub const CSR_INSTRET: u16 = 0xC02;
+/// CSR number of the last hardware performance counter, `hpmcounter31`.
+pub const CSR_HPMCOUNTER31: u16 = 0xC1F;
+/// CSR number of `scountovf` (Sscofpmf): bit `n` is the overflow (OF) bit of hardware counter `n`.
+pub const CSR_SCOUNTOVF: u16 = 0xDA0;
+
+/// The value of both `shmem_phys_lo` and `shmem_phys_hi` that disables the snapshot shared memory
+/// (all ones, function #7).
+pub const SBI_SHMEM_DISABLE: usize = usize::MAX;
+
+/// An SBI specification version, as returned by `sbi_get_spec_version()` of the base extension.
+///
+/// The derived ordering compares the major version first, so `SbiVersion::V2_0 < SbiVersion::V3_0`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SbiVersion {
+    /// The major version (bits 30:24 of the raw encoding).
+    pub major: u32,
+    /// The minor version (bits 23:0 of the raw encoding).
+    pub minor: u32,
+}
+
+impl SbiVersion {
+    /// SBI v0.3, the first version with the PMU extension.
+    pub const V0_3: Self = Self::new(0, 3);
+    /// SBI v2.0, which adds `counter_fw_read_hi` and the snapshot shared memory.
+    pub const V2_0: Self = Self::new(2, 0);
+    /// SBI v3.0, which adds `event_get_info` and raw events v2.
+    pub const V3_0: Self = Self::new(3, 0);
+
+    const MAJOR_SHIFT: u32 = 24;
+    const MAJOR_MASK: usize = 0x7f;
+    const MINOR_MASK: usize = 0xff_ffff;
+
+    /// Builds a version from its parts.
+    pub const fn new(major: u32, minor: u32) -> Self {
+        Self { major, minor }
+    }
+
+    /// Decodes the value `sbi_get_spec_version()` returns: major in bits 30:24, minor in bits 23:0.
+    /// Bit 31 and the bits above are reserved and ignored.
+    pub const fn from_raw(raw: usize) -> Self {
+        // Both fields are masked to at most 24 bits first, so the conversions cannot truncate.
+        Self {
+            major: ((raw >> Self::MAJOR_SHIFT) & Self::MAJOR_MASK) as u32,
+            minor: (raw & Self::MINOR_MASK) as u32,
+        }
+    }
+
+    /// Encodes the version as `sbi_get_spec_version()` returns it (`sbi_mk_version()` in the kernel).
+    /// Parts wider than their field are truncated to the field, as `sbi_mk_version()` does.
+    pub const fn raw(self) -> usize {
+        ((self.major as usize & Self::MAJOR_MASK) << Self::MAJOR_SHIFT)
+            | (self.minor as usize & Self::MINOR_MASK)
+    }
+
+    /// Whether this version is `other` or newer; a `const` form of `self >= other`.
+    pub const fn at_least(self, other: Self) -> bool {
+        self.major > other.major || (self.major == other.major && self.minor >= other.minor)
+    }
+}
+
+/// The function IDs of the PMU extension (Table 20, "PMU Function List").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(usize)]
+pub enum Fid {
+    /// `sbi_pmu_num_counters` (FID #0).
+    NumCounters = 0,
+    /// `sbi_pmu_counter_get_info` (FID #1).
+    CounterGetInfo = 1,
+    /// `sbi_pmu_counter_config_matching` (FID #2).
+    CounterConfigMatching = 2,
+    /// `sbi_pmu_counter_start` (FID #3).
+    CounterStart = 3,
+    /// `sbi_pmu_counter_stop` (FID #4).
+    CounterStop = 4,
+    /// `sbi_pmu_counter_fw_read` (FID #5).
+    CounterFwRead = 5,
+    /// `sbi_pmu_counter_fw_read_hi` (FID #6).
+    CounterFwReadHi = 6,
+    /// `sbi_pmu_snapshot_set_shmem` (FID #7).
+    SnapshotSetShmem = 7,
+    /// `sbi_pmu_event_get_info` (FID #8).
+    EventGetInfo = 8,
+}
+
+impl Fid {
+    /// All functions, in FID order.
+    pub const ALL: [Fid; 9] = [
+        Fid::NumCounters,
+        Fid::CounterGetInfo,
+        Fid::CounterConfigMatching,
+        Fid::CounterStart,
+        Fid::CounterStop,
+        Fid::CounterFwRead,
+        Fid::CounterFwReadHi,
+        Fid::SnapshotSetShmem,
+        Fid::EventGetInfo,
+    ];
+
+    /// The function ID passed in `a6`.
+    pub const fn id(self) -> usize {
+        self as usize
+    }
+
+    /// The function with this ID, if the extension defines one.
+    pub const fn from_id(id: usize) -> Option<Self> {
+        match id {
+            0 => Some(Fid::NumCounters),
+            1 => Some(Fid::CounterGetInfo),
+            2 => Some(Fid::CounterConfigMatching),
+            3 => Some(Fid::CounterStart),
+            4 => Some(Fid::CounterStop),
+            5 => Some(Fid::CounterFwRead),
+            6 => Some(Fid::CounterFwReadHi),
+            7 => Some(Fid::SnapshotSetShmem),
+            8 => Some(Fid::EventGetInfo),
+            _ => None,
+        }
+    }
+
+    /// The first SBI version that defines the function (the "SBI Version" column of Table 20).
+    pub const fn min_version(self) -> SbiVersion {
+        match self {
+            Fid::NumCounters
+            | Fid::CounterGetInfo
+            | Fid::CounterConfigMatching
+            | Fid::CounterStart
+            | Fid::CounterStop
+            | Fid::CounterFwRead => SbiVersion::V0_3,
+            Fid::CounterFwReadHi | Fid::SnapshotSetShmem => SbiVersion::V2_0,
+            Fid::EventGetInfo => SbiVersion::V3_0,
+        }
+    }
+
+    /// The function's name in the specification.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Fid::NumCounters => "sbi_pmu_num_counters",
+            Fid::CounterGetInfo => "sbi_pmu_counter_get_info",
+            Fid::CounterConfigMatching => "sbi_pmu_counter_config_matching",
+            Fid::CounterStart => "sbi_pmu_counter_start",
+            Fid::CounterStop => "sbi_pmu_counter_stop",
+            Fid::CounterFwRead => "sbi_pmu_counter_fw_read",
+            Fid::CounterFwReadHi => "sbi_pmu_counter_fw_read_hi",
+            Fid::SnapshotSetShmem => "sbi_pmu_snapshot_set_shmem",
+            Fid::EventGetInfo => "sbi_pmu_event_get_info",
+        }
+    }
+}
+
+/// An SBI error code (the "Standard SBI Errors" table of the base specification; the PMU tables 7, 9,
+/// 11, 13, 14, 15, 17 and 19 say which ones each PMU function returns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SbiError {
+    /// SBI_ERR_FAILED (-1).
+    Failed,
+    /// SBI_ERR_NOT_SUPPORTED (-2).
+    NotSupported,
+    /// SBI_ERR_INVALID_PARAM (-3).
+    InvalidParam,
+    /// SBI_ERR_DENIED (-4).
+    Denied,
+    /// SBI_ERR_INVALID_ADDRESS (-5).
+    InvalidAddress,
+    /// SBI_ERR_ALREADY_AVAILABLE (-6).
+    AlreadyAvailable,
+    /// SBI_ERR_ALREADY_STARTED (-7).
+    AlreadyStarted,
+    /// SBI_ERR_ALREADY_STOPPED (-8).
+    AlreadyStopped,
+    /// SBI_ERR_NO_SHMEM (-9).
+    NoShmem,
+    /// SBI_ERR_INVALID_STATE (-10).
+    InvalidState,
+    /// SBI_ERR_BAD_RANGE (-11).
+    BadRange,
+    /// SBI_ERR_TIMEOUT (-12).
+    Timeout,
+    /// SBI_ERR_IO (-13).
+    Io,
+    /// SBI_ERR_DENIED_LOCKED (-14).
+    DeniedLocked,
+    /// Any other non-zero code; a newer specification may define it.
+    Unknown(isize),
+}
+
+impl SbiError {
+    /// The error for a non-zero `sbiret.error`, or `None` for SBI_SUCCESS (0).
+    pub const fn from_code(code: isize) -> Option<Self> {
+        Some(match code {
+            0 => return None,
+            -1 => SbiError::Failed,
+            -2 => SbiError::NotSupported,
+            -3 => SbiError::InvalidParam,
+            -4 => SbiError::Denied,
+            -5 => SbiError::InvalidAddress,
+            -6 => SbiError::AlreadyAvailable,
+            -7 => SbiError::AlreadyStarted,
+            -8 => SbiError::AlreadyStopped,
+            -9 => SbiError::NoShmem,
+            -10 => SbiError::InvalidState,
+            -11 => SbiError::BadRange,
+            -12 => SbiError::Timeout,
+            -13 => SbiError::Io,
+            -14 => SbiError::DeniedLocked,
+            other => SbiError::Unknown(other),
+        })
+    }
+
+    /// The `sbiret.error` value of this error.
+    pub const fn code(self) -> isize {
+        match self {
+            SbiError::Failed => -1,
+            SbiError::NotSupported => -2,
+            SbiError::InvalidParam => -3,
+            SbiError::Denied => -4,
+            SbiError::InvalidAddress => -5,
+            SbiError::AlreadyAvailable => -6,
+            SbiError::AlreadyStarted => -7,
+            SbiError::AlreadyStopped => -8,
+            SbiError::NoShmem => -9,
+            SbiError::InvalidState => -10,
+            SbiError::BadRange => -11,
+            SbiError::Timeout => -12,
+            SbiError::Io => -13,
+            SbiError::DeniedLocked => -14,
+            SbiError::Unknown(code) => code,
+        }
+    }
+
+    /// The positive Linux errno Linux 6.12's `sbi_err_map_linux_errno()` gives for this error; the C
+    /// driver returns it when `counter_config_matching` fails in `pmu_sbi_ctr_get_idx()`.
+    pub const fn to_errno(self) -> i32 {
+        match self {
+            SbiError::Denied => errno::EPERM,
+            SbiError::InvalidParam => errno::EINVAL,
+            SbiError::InvalidAddress => errno::EFAULT,
+            _ => errno::ENOTSUPP,
+        }
+    }
+}
+
+/// Turns an `sbiret` pair into a `Result`: `Ok(value)` when `error` is SBI_SUCCESS.
+pub fn sbi_result(error: isize, value: usize) -> Result<usize, SbiError> {
+    match SbiError::from_code(error) {
+        None => Ok(value),
+        Some(err) => Err(err),
+    }
+}
+
+/// The counter type in bit XLEN-1 of `counter_info` (function #1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CounterKind {
+    /// A hardware counter (type 0), read through its CSR.
+    Hardware,
+    /// A firmware counter (type 1), read with `sbi_pmu_counter_fw_read`.
+    Firmware,
+}
+
+/// The `counter_info` word returned by `sbi_pmu_counter_get_info` (function #1):
+/// `counter_info[11:0]` = CSR, `[17:12]` = width (number of bits minus one), `[XLEN-2:18]` reserved,
+/// `[XLEN-1]` = type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CounterInfo {
+    /// The CSR number used to read the counter (12 bits). Meaningless for firmware counters.
+    pub csr: u16,
+    /// The SBI width field: one less than the number of bits of the counter (6 bits).
+    pub width: u8,
+    /// Hardware or firmware counter.
+    pub kind: CounterKind,
+}
+
+impl CounterInfo {
+    const CSR_MASK: usize = 0xfff;
+    const WIDTH_SHIFT: u32 = 12;
+    const WIDTH_MASK: usize = 0x3f;
+    const TYPE_SHIFT: u32 = usize::BITS - 1;
+
+    /// Decodes a `counter_info` word. Reserved bits are ignored, as the specification reserves them for
+    /// future use.
+    pub const fn decode(raw: usize) -> Self {
+        let kind = if (raw >> Self::TYPE_SHIFT) & 1 == 1 {
+            CounterKind::Firmware
+        } else {
+            CounterKind::Hardware
+        };
+        // Both fields are masked to their width (12 and 6 bits) first, so the conversions are exact.
+        Self {
+            csr: (raw & Self::CSR_MASK) as u16,
+            width: ((raw >> Self::WIDTH_SHIFT) & Self::WIDTH_MASK) as u8,
+            kind,
+        }
+    }
+
+    /// Encodes the word as firmware returns it. Fields wider than their bit range are truncated.
+    pub const fn encode(self) -> usize {
+        let ty = match self.kind {
+            CounterKind::Hardware => 0,
+            CounterKind::Firmware => 1,
+        };
+        (self.csr as usize & Self::CSR_MASK)
+            | ((self.width as usize & Self::WIDTH_MASK) << Self::WIDTH_SHIFT)
+            | (ty << Self::TYPE_SHIFT)
+    }
+
+    /// The number of bits of the counter (`width + 1`, 1 to 64).
+    pub const fn bits(self) -> u32 {
+        (self.width as u32 & Self::WIDTH_MASK as u32) + 1
+    }
+
+    /// The mask of valid counter bits, `GENMASK_ULL(width, 0)` as `riscv_pmu_ctr_get_width_mask()`
+    /// computes it.
+    pub const fn width_mask(self) -> u64 {
+        width_mask(self.width)
+    }
+
+    /// Whether this is a firmware counter.
+    pub const fn is_firmware(self) -> bool {
+        matches!(self.kind, CounterKind::Firmware)
+    }
+
+    /// For a hardware counter read through `cycle`..`hpmcounter31`, its hardware index (the CSR number
+    /// minus `CSR_CYCLE`), which is its bit in `scountovf` and in the `riscv,*-to-mhpmcounters`
+    /// bitmaps.
+    pub const fn hw_index(self) -> Option<u8> {
+        if matches!(self.kind, CounterKind::Hardware)
+            && self.csr >= CSR_CYCLE
+            && self.csr <= CSR_HPMCOUNTER31
+        {
+            // The range check above bounds the difference to 0..=31.
+            Some((self.csr - CSR_CYCLE) as u8)
+        } else {
+            None
+        }
+    }
+}
+
+/// `GENMASK_ULL(width, 0)` for an SBI width field (number of bits minus one). Widths above 63 are
+/// treated as 63.
+pub const fn width_mask(width: u8) -> u64 {
+    let w = if width > 63 { 63 } else { width as u32 };
+    u64::MAX >> (63 - w)
+}
+
+bitflags! {
+    /// The `config_flags` of `sbi_pmu_counter_config_matching` (Table 8, "PMU Counter Config Match
+    /// Flags"). Bits 8 and above are reserved and must be zero.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub struct CfgFlags: usize {
+        /// SBI_PMU_CFG_FLAG_SKIP_MATCH: skip the counter matching, use the first counter of the set.
+        const SKIP_MATCH = 1 << 0;
+        /// SBI_PMU_CFG_FLAG_CLEAR_VALUE: clear (zero) the counter value while configuring it.
+        const CLEAR_VALUE = 1 << 1;
+        /// SBI_PMU_CFG_FLAG_AUTO_START: start the counter after configuring it.
+        const AUTO_START = 1 << 2;
+        /// SBI_PMU_CFG_FLAG_SET_VUINH: event counting inhibited in VU-mode (hint).
+        const SET_VUINH = 1 << 3;
+        /// SBI_PMU_CFG_FLAG_SET_VSINH: event counting inhibited in VS-mode (hint).
+        const SET_VSINH = 1 << 4;
+        /// SBI_PMU_CFG_FLAG_SET_UINH: event counting inhibited in U-mode (hint).
+        const SET_UINH = 1 << 5;
+        /// SBI_PMU_CFG_FLAG_SET_SINH: event counting inhibited in S-mode (hint).
+        const SET_SINH = 1 << 6;
+        /// SBI_PMU_CFG_FLAG_SET_MINH: event counting inhibited in M-mode (hint).
+        const SET_MINH = 1 << 7;
+    }
+}
+
+impl CfgFlags {
+    /// The five event filtering hints (`config_flags[3:7]`), which firmware may ignore or override.
+    pub const INHIBIT_HINTS: Self = Self::from_bits_retain(
+        Self::SET_VUINH.bits()
+            | Self::SET_VSINH.bits()
+            | Self::SET_UINH.bits()
+            | Self::SET_SINH.bits()
+            | Self::SET_MINH.bits(),
+    );
+
+    /// Accepts a raw flag word, or SBI_ERR_INVALID_PARAM if a reserved bit is set (Table 9).
+    pub const fn from_raw(raw: usize) -> Result<Self, SbiError> {
+        match Self::from_bits(raw) {
+            Some(flags) => Ok(flags),
+            None => Err(SbiError::InvalidParam),
+        }
+    }
+}
+
+bitflags! {
+    /// The `start_flags` of `sbi_pmu_counter_start` (Table 10, "PMU Counter Start Flags"). Bits 2 and
+    /// above are reserved and must be zero.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub struct StartFlags: usize {
+        /// SBI_PMU_START_SET_INIT_VALUE: set the counter to `initial_value` (one counter only).
+        const SET_INIT_VALUE = 1 << 0;
+        /// SBI_PMU_START_FLAG_INIT_SNAPSHOT: set the counters from the snapshot shared memory.
+        const INIT_SNAPSHOT = 1 << 1;
+    }
+}
+
+impl StartFlags {
+    /// Accepts a raw flag word, or SBI_ERR_INVALID_PARAM if a reserved bit is set (Table 11).
+    pub const fn from_raw(raw: usize) -> Result<Self, SbiError> {
+        match Self::from_bits(raw) {
+            Some(flags) => Ok(flags),
+            None => Err(SbiError::InvalidParam),
+        }
+    }
+}
+
+bitflags! {
+    /// The `stop_flags` of `sbi_pmu_counter_stop` (Table 12, "PMU Counter Stop Flags"). Bits 2 and above
+    /// are reserved and must be zero.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub struct StopFlags: usize {
+        /// SBI_PMU_STOP_FLAG_RESET: reset the counter to event mapping.
+        const RESET = 1 << 0;
+        /// SBI_PMU_STOP_FLAG_TAKE_SNAPSHOT: save the counter values in the snapshot shared memory.
+        const TAKE_SNAPSHOT = 1 << 1;
+    }
+}
+
+impl StopFlags {
+    /// Accepts a raw flag word, or SBI_ERR_INVALID_PARAM if a reserved bit is set (Table 13).
+    pub const fn from_raw(raw: usize) -> Result<Self, SbiError> {
+        match Self::from_bits(raw) {
+            Some(flags) => Ok(flags),
+            None => Err(SbiError::InvalidParam),
+        }
+    }
+}
+
+/// The event type in `event_idx[19:16]` (Table 1, "PMU Event Type").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum EventType {
+    /// Type #0: hardware general events (Table 2).
+    Hardware = 0,
+    /// Type #1: hardware cache events (Tables 3 to 5).
+    Cache = 1,
+    /// Type #2: hardware raw events (deprecated), `event_data` holds mhpmeventX bits 47:0.
+    Raw = 2,
+    /// Type #3: hardware raw events v2 (SBI v3.0), `event_data` holds mhpmeventX bits 55:0.
+    RawV2 = 3,
+    /// Type #15: firmware events (Table 6).
+    Firmware = 15,
+}
+
+impl EventType {
+    /// The type for a 4-bit type field, or `None` for the values Table 1 does not define.
+    pub const fn from_raw(raw: u32) -> Option<Self> {
+        match raw {
+            0 => Some(EventType::Hardware),
+            1 => Some(EventType::Cache),
+            2 => Some(EventType::Raw),
+            3 => Some(EventType::RawV2),
+            15 => Some(EventType::Firmware),
+            _ => None,
+        }
+    }
+
+    /// The 4-bit value of the type field.
+    pub const fn raw(self) -> u32 {
+        self as u32
+    }
+
+    /// Whether the type is one of the two raw hardware event types, whose `event_data` is an mhpmeventX
+    /// value and whose code must be zero.
+    pub const fn is_raw(self) -> bool {
+        matches!(self, EventType::Raw | EventType::RawV2)
+    }
+
+    /// The bits of `event_data` a raw event may use: bits 47:0 for type #2, bits 55:0 for type #3, all
+    /// bits for the other types (where `event_data` has its own rules).
+    pub const fn raw_data_mask(self) -> u64 {
+        match self {
+            EventType::Raw => (1 << 48) - 1,
+            EventType::RawV2 => (1 << 56) - 1,
+            _ => u64::MAX,
+        }
+    }
+}
+
+/// An `event_idx`: a 20-bit number with the type in bits 19:16 and the code in bits 15:0.
+///
+/// Only the five types of Table 1 can be represented, so a value of this type is always a well-formed
+/// `event_idx`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EventIdx {
+    ty: EventType,
+    code: u16,
+}
+
+impl EventIdx {
+    /// The mask of the bits of `event_idx` that carry information (19:0); the others are reserved.
+    pub const VALID_MASK: u32 = 0xf_ffff;
+    const TYPE_SHIFT: u32 = 16;
+
+    /// The hardware raw event (type #2, code 0).
+    pub const RAW: Self = Self::new(EventType::Raw, 0);
+    /// The hardware raw event v2 (type #3, code 0).
+    pub const RAW_V2: Self = Self::new(EventType::RawV2, 0);
+    /// The RISC-V platform specific firmware event, SBI_PMU_FW_PLATFORM (type #15, code 65535).
+    pub const FW_PLATFORM: Self = Self::new(EventType::Firmware, FW_PLATFORM_CODE);
+
+    /// Builds an `event_idx` from its type and code.
+    pub const fn new(ty: EventType, code: u16) -> Self {
+        Self { ty, code }
+    }
+
+    /// Decodes a raw `event_idx`, or `None` when a reserved bit (31:20) is set or the type is not one
+    /// of Table 1.
+    pub const fn from_raw(raw: u32) -> Option<Self> {
+        if raw & !Self::VALID_MASK != 0 {
+            return None;
+        }
+        match EventType::from_raw(raw >> Self::TYPE_SHIFT) {
+            // The code is the low 16 bits by definition.
+            Some(ty) => Some(Self::new(ty, (raw & 0xffff) as u16)),
+            None => None,
+        }
+    }
+
+    /// The raw 20-bit `event_idx`.
+    pub const fn raw(self) -> u32 {
+        (self.ty.raw() << Self::TYPE_SHIFT) | self.code as u32
+    }
+
+    /// The event type (`event_idx[19:16]`).
+    pub const fn ty(self) -> EventType {
+        self.ty
+    }
+
+    /// The event code (`event_idx[15:0]`).
+    pub const fn code(self) -> u16 {
+        self.code
+    }
+
+    /// The `event_idx` of a hardware general event (type #0).
+    pub const fn hw(event: HwGeneralEvent) -> Self {
+        Self::new(EventType::Hardware, event as u16)
+    }
+
+    /// The `event_idx` of a hardware cache event (type #1): `code[15:3]` = cache_id, `code[2:1]` = op_id,
+    /// `code[0]` = result_id.
+    pub const fn cache(cache: CacheId, op: CacheOp, result: CacheResult) -> Self {
+        Self::new(
+            EventType::Cache,
+            ((cache as u16) << 3) | ((op as u16) << 1) | result as u16,
+        )
+    }
+
+    /// The `event_idx` of a firmware event (type #15) with this code.
+    pub const fn fw(code: u16) -> Self {
+        Self::new(EventType::Firmware, code)
+    }
+
+    /// The hardware general event, for type #0 with a code of Table 2 other than SBI_PMU_HW_NO_EVENT.
+    pub const fn hw_event(self) -> Option<HwGeneralEvent> {
+        match self.ty {
+            EventType::Hardware => HwGeneralEvent::from_code(self.code),
+            _ => None,
+        }
+    }
+
+    /// The cache, operation and result of a type #1 event, when all three are defined by Tables 3 to 5.
+    pub const fn cache_parts(self) -> Option<(CacheId, CacheOp, CacheResult)> {
+        if !matches!(self.ty, EventType::Cache) {
+            return None;
+        }
+        let cache = CacheId::from_raw(self.code >> 3);
+        let op = CacheOp::from_raw((self.code >> 1) & 0x3);
+        let result = CacheResult::from_raw(self.code & 1);
+        match (cache, op, result) {
+            (Some(c), Some(o), Some(r)) => Some((c, o, r)),
+            _ => None,
+        }
+    }
+
+    /// For a firmware event, where its code falls in Table 6.
+    pub const fn fw_class(self) -> Option<FwEventClass> {
+        match self.ty {
+            EventType::Firmware => Some(FwEventClass::of(self.code)),
+            _ => None,
+        }
+    }
+}
+
+/// Hardware general events (Table 2, "PMU Hardware Events"); the discriminant is the event code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u16)]
+pub enum HwGeneralEvent {
+    /// SBI_PMU_HW_CPU_CYCLES: each CPU cycle.
+    CpuCycles = 1,
+    /// SBI_PMU_HW_INSTRUCTIONS: each completed instruction.
+    Instructions = 2,
+    /// SBI_PMU_HW_CACHE_REFERENCES: cache hit.
+    CacheReferences = 3,
+    /// SBI_PMU_HW_CACHE_MISSES: cache miss.
+    CacheMisses = 4,
+    /// SBI_PMU_HW_BRANCH_INSTRUCTIONS: a branch instruction.
+    BranchInstructions = 5,
+    /// SBI_PMU_HW_BRANCH_MISSES: a branch misprediction.
+    BranchMisses = 6,
+    /// SBI_PMU_HW_BUS_CYCLES: each bus cycle.
+    BusCycles = 7,
+    /// SBI_PMU_HW_STALLED_CYCLES_FRONTEND: a stalled cycle in the frontend.
+    StalledCyclesFrontend = 8,
+    /// SBI_PMU_HW_STALLED_CYCLES_BACKEND: a stalled cycle in the backend.
+    StalledCyclesBackend = 9,
+    /// SBI_PMU_HW_REF_CPU_CYCLES: each reference CPU cycle.
+    RefCpuCycles = 10,
+}
+
+/// SBI_PMU_HW_NO_EVENT (code 0): unused, because an `event_idx` cannot be zero (Table 2).
+pub const SBI_PMU_HW_NO_EVENT: u16 = 0;
+
+impl HwGeneralEvent {
+    /// The ten events of Table 2 after SBI_PMU_HW_NO_EVENT, in code order.
+    pub const ALL: [HwGeneralEvent; 10] = [
+        HwGeneralEvent::CpuCycles,
+        HwGeneralEvent::Instructions,
+        HwGeneralEvent::CacheReferences,
+        HwGeneralEvent::CacheMisses,
+        HwGeneralEvent::BranchInstructions,
+        HwGeneralEvent::BranchMisses,
+        HwGeneralEvent::BusCycles,
+        HwGeneralEvent::StalledCyclesFrontend,
+        HwGeneralEvent::StalledCyclesBackend,
+        HwGeneralEvent::RefCpuCycles,
+    ];
+
+    /// The event for a code of Table 2, or `None` for SBI_PMU_HW_NO_EVENT and undefined codes.
+    pub const fn from_code(code: u16) -> Option<Self> {
+        match code {
+            1 => Some(HwGeneralEvent::CpuCycles),
+            2 => Some(HwGeneralEvent::Instructions),
+            3 => Some(HwGeneralEvent::CacheReferences),
+            4 => Some(HwGeneralEvent::CacheMisses),
+            5 => Some(HwGeneralEvent::BranchInstructions),
+            6 => Some(HwGeneralEvent::BranchMisses),
+            7 => Some(HwGeneralEvent::BusCycles),
+            8 => Some(HwGeneralEvent::StalledCyclesFrontend),
+            9 => Some(HwGeneralEvent::StalledCyclesBackend),
+            10 => Some(HwGeneralEvent::RefCpuCycles),
+            _ => None,
+        }
+    }
+
+    /// The event code.
+    pub const fn code(self) -> u16 {
+        self as u16
+    }
+
+    /// The event's name in the specification.
+    pub const fn name(self) -> &'static str {
+        match self {
+            HwGeneralEvent::CpuCycles => "SBI_PMU_HW_CPU_CYCLES",
+            HwGeneralEvent::Instructions => "SBI_PMU_HW_INSTRUCTIONS",
+            HwGeneralEvent::CacheReferences => "SBI_PMU_HW_CACHE_REFERENCES",
+            HwGeneralEvent::CacheMisses => "SBI_PMU_HW_CACHE_MISSES",
+            HwGeneralEvent::BranchInstructions => "SBI_PMU_HW_BRANCH_INSTRUCTIONS",
+            HwGeneralEvent::BranchMisses => "SBI_PMU_HW_BRANCH_MISSES",
+            HwGeneralEvent::BusCycles => "SBI_PMU_HW_BUS_CYCLES",
+            HwGeneralEvent::StalledCyclesFrontend => "SBI_PMU_HW_STALLED_CYCLES_FRONTEND",
+            HwGeneralEvent::StalledCyclesBackend => "SBI_PMU_HW_STALLED_CYCLES_BACKEND",
+            HwGeneralEvent::RefCpuCycles => "SBI_PMU_HW_REF_CPU_CYCLES",
+        }
+    }
+}
+
+/// Cache event IDs (Table 3, "PMU Cache Event ID"); they equal perf's `PERF_COUNT_HW_CACHE_*` ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u16)]
+pub enum CacheId {
+    /// SBI_PMU_HW_CACHE_L1D: level 1 data cache.
+    L1d = 0,
+    /// SBI_PMU_HW_CACHE_L1I: level 1 instruction cache.
+    L1i = 1,
+    /// SBI_PMU_HW_CACHE_LL: last level cache.
+    Ll = 2,
+    /// SBI_PMU_HW_CACHE_DTLB: data TLB.
+    Dtlb = 3,
+    /// SBI_PMU_HW_CACHE_ITLB: instruction TLB.
+    Itlb = 4,
+    /// SBI_PMU_HW_CACHE_BPU: branch predictor unit.
+    Bpu = 5,
+    /// SBI_PMU_HW_CACHE_NODE: NUMA node cache.
+    Node = 6,
+}
+
+impl CacheId {
+    /// The seven caches of Table 3, in ID order.
+    pub const ALL: [CacheId; 7] = [
+        CacheId::L1d,
+        CacheId::L1i,
+        CacheId::Ll,
+        CacheId::Dtlb,
+        CacheId::Itlb,
+        CacheId::Bpu,
+        CacheId::Node,
+    ];
+
+    /// The cache for an ID of Table 3.
+    pub const fn from_raw(raw: u16) -> Option<Self> {
+        match raw {
+            0 => Some(CacheId::L1d),
+            1 => Some(CacheId::L1i),
+            2 => Some(CacheId::Ll),
+            3 => Some(CacheId::Dtlb),
+            4 => Some(CacheId::Itlb),
+            5 => Some(CacheId::Bpu),
+            6 => Some(CacheId::Node),
+            _ => None,
+        }
+    }
+}
+
+/// Cache operation IDs (Table 4, "PMU Cache Operation ID").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u16)]
+pub enum CacheOp {
+    /// SBI_PMU_HW_CACHE_OP_READ: read cache line.
+    Read = 0,
+    /// SBI_PMU_HW_CACHE_OP_WRITE: write cache line.
+    Write = 1,
+    /// SBI_PMU_HW_CACHE_OP_PREFETCH: prefetch cache line.
+    Prefetch = 2,
+}
+
+impl CacheOp {
+    /// The three operations of Table 4, in ID order.
+    pub const ALL: [CacheOp; 3] = [CacheOp::Read, CacheOp::Write, CacheOp::Prefetch];
+
+    /// The operation for an ID of Table 4.
+    pub const fn from_raw(raw: u16) -> Option<Self> {
+        match raw {
+            0 => Some(CacheOp::Read),
+            1 => Some(CacheOp::Write),
+            2 => Some(CacheOp::Prefetch),
+            _ => None,
+        }
+    }
+}
+
+/// Cache operation result IDs (Table 5, "PMU Cache Operation Result ID").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u16)]
+pub enum CacheResult {
+    /// SBI_PMU_HW_CACHE_RESULT_ACCESS: cache access.
+    Access = 0,
+    /// SBI_PMU_HW_CACHE_RESULT_MISS: cache miss.
+    Miss = 1,
+}
+
+impl CacheResult {
+    /// The two results of Table 5, in ID order.
+    pub const ALL: [CacheResult; 2] = [CacheResult::Access, CacheResult::Miss];
+
+    /// The result for an ID of Table 5.
+    pub const fn from_raw(raw: u16) -> Option<Self> {
+        match raw {
+            0 => Some(CacheResult::Access),
+            1 => Some(CacheResult::Miss),
+            _ => None,
+        }
+    }
+}
+
+/// The number of hardware cache events the driver knows: 7 caches × 3 operations × 2 results.
+pub const NUM_CACHE_EVENTS: usize = 42;
+
+/// Standard firmware events (Table 6, "PMU Firmware Events", codes 0 to 21).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u16)]
+pub enum FwEvent {
+    /// SBI_PMU_FW_MISALIGNED_LOAD: misaligned load trap.
+    MisalignedLoad = 0,
+    /// SBI_PMU_FW_MISALIGNED_STORE: misaligned store trap.
+    MisalignedStore = 1,
+    /// SBI_PMU_FW_ACCESS_LOAD: load access trap.
+    AccessLoad = 2,
+    /// SBI_PMU_FW_ACCESS_STORE: store access trap.
+    AccessStore = 3,
+    /// SBI_PMU_FW_ILLEGAL_INSN: illegal instruction trap.
+    IllegalInsn = 4,
+    /// SBI_PMU_FW_SET_TIMER: set timer.
+    SetTimer = 5,
+    /// SBI_PMU_FW_IPI_SENT: IPI sent to another hart.
+    IpiSent = 6,
+    /// SBI_PMU_FW_IPI_RECEIVED: IPI received from another hart.
+    IpiReceived = 7,
+    /// SBI_PMU_FW_FENCE_I_SENT: FENCE.I request sent.
+    FenceISent = 8,
+    /// SBI_PMU_FW_FENCE_I_RECEIVED: FENCE.I request received.
+    FenceIReceived = 9,
+    /// SBI_PMU_FW_SFENCE_VMA_SENT: SFENCE.VMA request sent.
+    SfenceVmaSent = 10,
+    /// SBI_PMU_FW_SFENCE_VMA_RECEIVED: SFENCE.VMA request received.
+    SfenceVmaReceived = 11,
+    /// SBI_PMU_FW_SFENCE_VMA_ASID_SENT: SFENCE.VMA with ASID request sent.
+    SfenceVmaAsidSent = 12,
+    /// SBI_PMU_FW_SFENCE_VMA_ASID_RECEIVED: SFENCE.VMA with ASID request received.
+    SfenceVmaAsidReceived = 13,
+    /// SBI_PMU_FW_HFENCE_GVMA_SENT: HFENCE.GVMA request sent.
+    HfenceGvmaSent = 14,
+    /// SBI_PMU_FW_HFENCE_GVMA_RECEIVED: HFENCE.GVMA request received.
+    HfenceGvmaReceived = 15,
+    /// SBI_PMU_FW_HFENCE_GVMA_VMID_SENT: HFENCE.GVMA with VMID request sent.
+    HfenceGvmaVmidSent = 16,
+    /// SBI_PMU_FW_HFENCE_GVMA_VMID_RECEIVED: HFENCE.GVMA with VMID request received.
+    HfenceGvmaVmidReceived = 17,
+    /// SBI_PMU_FW_HFENCE_VVMA_SENT: HFENCE.VVMA request sent.
+    HfenceVvmaSent = 18,
+    /// SBI_PMU_FW_HFENCE_VVMA_RECEIVED: HFENCE.VVMA request received.
+    HfenceVvmaReceived = 19,
+    /// SBI_PMU_FW_HFENCE_VVMA_ASID_SENT: HFENCE.VVMA with ASID request sent.
+    HfenceVvmaAsidSent = 20,
+    /// SBI_PMU_FW_HFENCE_VVMA_ASID_RECEIVED: HFENCE.VVMA with ASID request received.
+    HfenceVvmaAsidReceived = 21,
+}
+
+impl FwEvent {
+    /// The 22 standard firmware events, in code order.
+    pub const ALL: [FwEvent; 22] = [
+        FwEvent::MisalignedLoad,
+        FwEvent::MisalignedStore,
+        FwEvent::AccessLoad,
+        FwEvent::AccessStore,
+        FwEvent::IllegalInsn,
+        FwEvent::SetTimer,
+        FwEvent::IpiSent,
+        FwEvent::IpiReceived,
+        FwEvent::FenceISent,
+        FwEvent::FenceIReceived,
+        FwEvent::SfenceVmaSent,
+        FwEvent::SfenceVmaReceived,
+        FwEvent::SfenceVmaAsidSent,
+        FwEvent::SfenceVmaAsidReceived,
+        FwEvent::HfenceGvmaSent,
+        FwEvent::HfenceGvmaReceived,
+        FwEvent::HfenceGvmaVmidSent,
+        FwEvent::HfenceGvmaVmidReceived,
+        FwEvent::HfenceVvmaSent,
+        FwEvent::HfenceVvmaReceived,
+        FwEvent::HfenceVvmaAsidSent,
+        FwEvent::HfenceVvmaAsidReceived,
+    ];
+
+    /// The standard event with this code (0 to 21).
+    pub const fn from_code(code: u16) -> Option<Self> {
+        if (code as usize) < Self::ALL.len() {
+            Some(Self::ALL[code as usize])
+        } else {
+            None
+        }
+    }
+
+    /// The event code.
+    pub const fn code(self) -> u16 {
+        self as u16
+    }
+}
+
+/// The code of SBI_PMU_FW_PLATFORM, whose `event_data` carries a platform specific event encoding.
+pub const FW_PLATFORM_CODE: u16 = 0xffff;
+
+/// Where a firmware event code falls in Table 6.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FwEventClass {
+    /// A standard event, codes 0 to 21.
+    Standard(FwEvent),
+    /// Reserved for future use, codes 22 to 255.
+    Reserved,
+    /// SBI implementation specific events, codes 256 to 65534.
+    ImplementationSpecific,
+    /// SBI_PMU_FW_PLATFORM, code 65535.
+    Platform,
+}
+
+impl FwEventClass {
+    /// Classifies a firmware event code.
+    pub const fn of(code: u16) -> Self {
+        match FwEvent::from_code(code) {
+            Some(event) => FwEventClass::Standard(event),
+            None if code <= 255 => FwEventClass::Reserved,
+            None if code == FW_PLATFORM_CODE => FwEventClass::Platform,
+            None => FwEventClass::ImplementationSpecific,
+        }
+    }
+}
+
+/// The snapshot shared memory (Table 16, "SBI PMU Snapshot shared memory layout"), 4096 bytes that must
+/// be 4096-byte aligned in physical memory.
+///
+/// Indices into `ctr_values` and bits of `ctr_overflow_mask` are relative to the `counter_idx_base` of
+/// the `sbi_pmu_counter_stop`/`sbi_pmu_counter_start` call that used the page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct SnapshotPage {
+    /// `counter_overflow_bitmap` at 0x0000: the logical counters that overflowed (only with Sscofpmf,
+    /// otherwise zero).
+    pub ctr_overflow_mask: u64,
+    /// `counter_values` at 0x0008: one 64-bit value per logical counter.
+    pub ctr_values: [u64; RISCV_MAX_COUNTERS],
+    /// Reserved for future use, 0x0208 to the end of the page.
+    pub reserved: [u64; 447],
+}
+
+const _: () = assert!(size_of::<SnapshotPage>() == 4096);
+const _: () = assert!(offset_of!(SnapshotPage, ctr_overflow_mask) == 0x0000);
+const _: () = assert!(offset_of!(SnapshotPage, ctr_values) == 0x0008);
+const _: () = assert!(size_of::<[u64; RISCV_MAX_COUNTERS]>() == 512);
+const _: () = assert!(offset_of!(SnapshotPage, reserved) == 0x0208);
+const _: () = assert!(size_of::<[u64; 447]>() == 3576);
+
+impl SnapshotPage {
+    /// The size of the page, which is also its required physical alignment.
+    pub const SIZE: usize = 4096;
+
+    /// A zeroed page.
+    pub const fn new() -> Self {
+        Self {
+            ctr_overflow_mask: 0,
+            ctr_values: [0; RISCV_MAX_COUNTERS],
+            reserved: [0; 447],
+        }
+    }
+}
+
+impl Default for SnapshotPage {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// One entry of the `sbi_pmu_event_get_info` shared memory (Table 18, "Event info entry format"),
+/// 16 bytes that must be 16-byte aligned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(C)]
+pub struct EventInfo {
+    /// Word 0, read-only for firmware: the `event_idx` in bits 19:0, bits 31:20 reserved (zero).
+    pub event_idx: u32,
+    /// Word 1, written by firmware: bit 0 says whether the event is supported, bits 31:1 reserved.
+    pub output: u32,
+    /// Words 2-3, read-only for firmware: the `event_data`, used for types 0x2, 0x3 and 0xf.
+    pub event_data: u64,
+}
+
+const _: () = assert!(size_of::<EventInfo>() == 16);
+const _: () = assert!(offset_of!(EventInfo, event_idx) == 0);
+const _: () = assert!(offset_of!(EventInfo, output) == 4);
+const _: () = assert!(offset_of!(EventInfo, event_data) == 8);
+
+impl EventInfo {
+    /// The size of one entry, which is also the required alignment of the array.
+    pub const SIZE: usize = 16;
+    /// Bit 0 of `output`: the event is supported (`RISCV_PMU_EVENT_INFO_OUTPUT_MASK`).
+    pub const OUTPUT_SUPPORTED: u32 = 1;
+
+    /// An entry asking about `event_idx` with `event_data`, with a cleared output word.
+    pub const fn new(event_idx: EventIdx, event_data: u64) -> Self {
+        Self {
+            event_idx: event_idx.raw(),
+            output: 0,
+            event_data,
+        }
+    }
+
+    /// Whether firmware marked the event as supported.
+    pub const fn is_supported(&self) -> bool {
+        self.output & Self::OUTPUT_SUPPORTED != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_table_matches_table_20() {
+        // (name, SBI version, FID) rows of Table 20, transcribed from the specification.
+        let table: [(&str, (u32, u32), usize); 9] = [
+            ("sbi_pmu_num_counters", (0, 3), 0),
+            ("sbi_pmu_counter_get_info", (0, 3), 1),
+            ("sbi_pmu_counter_config_matching", (0, 3), 2),
+            ("sbi_pmu_counter_start", (0, 3), 3),
+            ("sbi_pmu_counter_stop", (0, 3), 4),
+            ("sbi_pmu_counter_fw_read", (0, 3), 5),
+            ("sbi_pmu_counter_fw_read_hi", (2, 0), 6),
+            ("sbi_pmu_snapshot_set_shmem", (2, 0), 7),
+            ("sbi_pmu_event_get_info", (3, 0), 8),
+        ];
+        for (fid, (name, (major, minor), id)) in Fid::ALL.iter().zip(table) {
+            assert_eq!(fid.id(), id, "{name}");
+            assert_eq!(fid.name(), name);
+            assert_eq!(fid.min_version(), SbiVersion::new(major, minor), "{name}");
+            assert_eq!(Fid::from_id(id), Some(*fid));
+        }
+        assert_eq!(Fid::from_id(9), None);
+        assert_eq!(EXT_PMU, 0x504D55);
+        assert_eq!(&EXT_PMU.to_be_bytes()[5..], b"PMU");
+    }
+
+    #[test]
+    fn version_encoding_and_order() {
+        assert_eq!(SbiVersion::from_raw(0x0100_0000), SbiVersion::new(1, 0));
+        assert_eq!(SbiVersion::from_raw(0x0000_0003), SbiVersion::V0_3);
+        assert_eq!(SbiVersion::from_raw(0x0200_0000), SbiVersion::V2_0);
+        assert_eq!(SbiVersion::from_raw(0x0300_0000), SbiVersion::V3_0);
+        // Bit 31 is reserved and ignored; the major version is 7 bits.
+        assert_eq!(SbiVersion::from_raw(0x8300_0001), SbiVersion::new(3, 1));
+        assert_eq!(
+            SbiVersion::from_raw(0x7fff_ffff),
+            SbiVersion::new(0x7f, 0xff_ffff)
+        );
+        for raw in [
+            0usize,
+            3,
+            0x0100_0000,
+            0x0200_0000,
+            0x0300_0005,
+            0x7f00_0001,
+        ] {
+            assert_eq!(SbiVersion::from_raw(raw).raw(), raw);
+        }
+        assert!(SbiVersion::V0_3 < SbiVersion::V2_0);
+        assert!(SbiVersion::V2_0 < SbiVersion::V3_0);
+        assert!(SbiVersion::new(2, 1) > SbiVersion::V2_0);
+        assert!(SbiVersion::new(1, 99) < SbiVersion::V2_0);
+        for a in [
+            SbiVersion::V0_3,
+            SbiVersion::new(1, 0),
+            SbiVersion::V2_0,
+            SbiVersion::V3_0,
+        ] {
+            for b in [SbiVersion::V0_3, SbiVersion::new(2, 7), SbiVersion::V3_0] {
+                assert_eq!(a.at_least(b), a >= b, "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn error_codes_match_the_standard_table() {
+        let table = [
+            (-1, SbiError::Failed),
+            (-2, SbiError::NotSupported),
+            (-3, SbiError::InvalidParam),
+            (-4, SbiError::Denied),
+            (-5, SbiError::InvalidAddress),
+            (-6, SbiError::AlreadyAvailable),
+            (-7, SbiError::AlreadyStarted),
+            (-8, SbiError::AlreadyStopped),
+            (-9, SbiError::NoShmem),
+            (-10, SbiError::InvalidState),
+            (-11, SbiError::BadRange),
+            (-12, SbiError::Timeout),
+            (-13, SbiError::Io),
+            (-14, SbiError::DeniedLocked),
+        ];
+        for (code, err) in table {
+            assert_eq!(SbiError::from_code(code), Some(err));
+            assert_eq!(err.code(), code);
+            assert_eq!(sbi_result(code, 5), Err(err));
+        }
+        assert_eq!(SbiError::from_code(0), None);
+        assert_eq!(sbi_result(0, 42), Ok(42));
+        for code in [-15, -100, 1, isize::MIN, isize::MAX] {
+            assert_eq!(SbiError::from_code(code), Some(SbiError::Unknown(code)));
+            assert_eq!(SbiError::Unknown(code).code(), code);
+        }
+    }
+
+    #[test]
+    fn error_to_errno_matches_linux_6_12() {
+        assert_eq!(SbiError::Denied.to_errno(), errno::EPERM);
+        assert_eq!(SbiError::InvalidParam.to_errno(), errno::EINVAL);
+        assert_eq!(SbiError::InvalidAddress.to_errno(), errno::EFAULT);
+        for err in [
+            SbiError::Failed,
+            SbiError::NotSupported,
+            SbiError::AlreadyStarted,
+            SbiError::NoShmem,
+            SbiError::Unknown(-77),
+        ] {
+            assert_eq!(err.to_errno(), errno::ENOTSUPP, "{err:?}");
+        }
+    }
+
+    #[test]
+    fn counter_info_fields() {
+        // counter_info[11:0] = CSR, [17:12] = width, [XLEN-1] = type.
+        let cycle = CounterInfo::decode(0xC00 | (63 << 12));
+        assert_eq!(
+            cycle,
+            CounterInfo {
+                csr: 0xC00,
+                width: 63,
+                kind: CounterKind::Hardware
+            }
+        );
+        assert_eq!(cycle.bits(), 64);
+        assert_eq!(cycle.width_mask(), u64::MAX);
+        assert_eq!(cycle.hw_index(), Some(0));
+
+        let hpm = CounterInfo::decode(0xC03 | (47 << 12));
+        assert_eq!(hpm.bits(), 48);
+        assert_eq!(hpm.width_mask(), (1 << 48) - 1);
+        assert_eq!(hpm.hw_index(), Some(3));
+
+        let fw = CounterInfo::decode(1 << 63 | 63 << 12);
+        assert_eq!(fw.kind, CounterKind::Firmware);
+        assert!(fw.is_firmware());
+        assert_eq!(fw.hw_index(), None);
+
+        // Reserved bits [62:18] are ignored.
+        let noisy = CounterInfo::decode(0x7fff_ffff_fffc_0000 | 0xC1F | (31 << 12));
+        assert_eq!(noisy.csr, 0xC1F);
+        assert_eq!(noisy.width, 31);
+        assert_eq!(noisy.kind, CounterKind::Hardware);
+        assert_eq!(noisy.hw_index(), Some(31));
+
+        // A CSR outside cycle..hpmcounter31 has no hardware index.
+        assert_eq!(CounterInfo::decode(0xC20).hw_index(), None);
+        assert_eq!(CounterInfo::decode(0xB00).hw_index(), None);
+    }
+
+    #[test]
+    fn counter_info_round_trips_every_width_and_csr() {
+        for width in 0..64u8 {
+            for csr in (0..0x1000u16).step_by(0x101) {
+                for kind in [CounterKind::Hardware, CounterKind::Firmware] {
+                    let info = CounterInfo { csr, width, kind };
+                    assert_eq!(CounterInfo::decode(info.encode()), info);
+                }
+            }
+            let mask = width_mask(width);
+            assert_eq!(mask.count_ones(), u32::from(width) + 1);
+            assert_eq!(mask.trailing_ones(), u32::from(width) + 1);
+        }
+        assert_eq!(width_mask(200), u64::MAX);
+    }
+
+    #[test]
+    fn cfg_flags_match_table_8() {
+        let table = [
+            (CfgFlags::SKIP_MATCH, 0),
+            (CfgFlags::CLEAR_VALUE, 1),
+            (CfgFlags::AUTO_START, 2),
+            (CfgFlags::SET_VUINH, 3),
+            (CfgFlags::SET_VSINH, 4),
+            (CfgFlags::SET_UINH, 5),
+            (CfgFlags::SET_SINH, 6),
+            (CfgFlags::SET_MINH, 7),
+        ];
+        for (flag, bit) in table {
+            assert_eq!(flag.bits(), 1 << bit);
+        }
+        assert_eq!(CfgFlags::all().bits(), 0xff);
+        assert_eq!(CfgFlags::INHIBIT_HINTS.bits(), 0xf8);
+        for raw in 0..=0xffusize {
+            assert_eq!(CfgFlags::from_raw(raw).map(|f| f.bits()), Ok(raw));
+        }
+        for bit in 8..usize::BITS {
+            assert_eq!(CfgFlags::from_raw(1 << bit), Err(SbiError::InvalidParam));
+        }
+    }
+
+    #[test]
+    fn start_and_stop_flags_match_tables_10_and_12() {
+        assert_eq!(StartFlags::SET_INIT_VALUE.bits(), 1);
+        assert_eq!(StartFlags::INIT_SNAPSHOT.bits(), 2);
+        assert_eq!(StopFlags::RESET.bits(), 1);
+        assert_eq!(StopFlags::TAKE_SNAPSHOT.bits(), 2);
+        for raw in 0..4usize {
+            assert_eq!(StartFlags::from_raw(raw).map(|f| f.bits()), Ok(raw));
+            assert_eq!(StopFlags::from_raw(raw).map(|f| f.bits()), Ok(raw));
+        }
+        for bit in 2..usize::BITS {
+            assert_eq!(StartFlags::from_raw(1 << bit), Err(SbiError::InvalidParam));
+            assert_eq!(
+                StopFlags::from_raw(1 << bit | 1),
+                Err(SbiError::InvalidParam)
+            );
+        }
+    }
+
+    #[test]
+    fn event_types_match_table_1() {
+        let table = [
+            (0, EventType::Hardware),
+            (1, EventType::Cache),
+            (2, EventType::Raw),
+            (3, EventType::RawV2),
+            (15, EventType::Firmware),
+        ];
+        for raw in 0..16u32 {
+            let expected = table.iter().find(|(v, _)| *v == raw).map(|(_, t)| *t);
+            assert_eq!(EventType::from_raw(raw), expected, "type {raw}");
+            if let Some(ty) = expected {
+                assert_eq!(ty.raw(), raw);
+            }
+        }
+        assert_eq!(EventType::Raw.raw_data_mask(), 0xffff_ffff_ffff);
+        assert_eq!(EventType::RawV2.raw_data_mask(), 0xff_ffff_ffff_ffff);
+    }
+
+    #[test]
+    fn event_idx_encoding_is_exhaustive() {
+        // Every 20-bit value decodes exactly when its type is in Table 1, and round-trips.
+        let mut valid = 0u32;
+        for raw in 0..=EventIdx::VALID_MASK {
+            match EventIdx::from_raw(raw) {
+                Some(idx) => {
+                    valid += 1;
+                    assert_eq!(idx.raw(), raw);
+                    assert_eq!(idx.ty().raw(), raw >> 16);
+                    assert_eq!(u32::from(idx.code()), raw & 0xffff);
+                }
+                None => assert!(EventType::from_raw(raw >> 16).is_none()),
+            }
+        }
+        assert_eq!(valid, 5 * 0x10000);
+        for bit in 20..32 {
+            assert_eq!(EventIdx::from_raw(1 << bit | 1), None);
+        }
+        assert_eq!(EventIdx::RAW.raw(), 0x20000);
+        assert_eq!(EventIdx::RAW_V2.raw(), 0x30000);
+        assert_eq!(EventIdx::FW_PLATFORM.raw(), 0xfffff);
+    }
+
+    #[test]
+    fn hardware_general_events_match_table_2() {
+        let table = [
+            ("SBI_PMU_HW_CPU_CYCLES", 1),
+            ("SBI_PMU_HW_INSTRUCTIONS", 2),
+            ("SBI_PMU_HW_CACHE_REFERENCES", 3),
+            ("SBI_PMU_HW_CACHE_MISSES", 4),
+            ("SBI_PMU_HW_BRANCH_INSTRUCTIONS", 5),
+            ("SBI_PMU_HW_BRANCH_MISSES", 6),
+            ("SBI_PMU_HW_BUS_CYCLES", 7),
+            ("SBI_PMU_HW_STALLED_CYCLES_FRONTEND", 8),
+            ("SBI_PMU_HW_STALLED_CYCLES_BACKEND", 9),
+            ("SBI_PMU_HW_REF_CPU_CYCLES", 10),
+        ];
+        for (event, (name, code)) in HwGeneralEvent::ALL.iter().zip(table) {
+            assert_eq!(event.name(), name);
+            assert_eq!(event.code(), code);
+            assert_eq!(HwGeneralEvent::from_code(code), Some(*event));
+            assert_eq!(EventIdx::hw(*event).raw(), u32::from(code));
+            assert_eq!(EventIdx::hw(*event).hw_event(), Some(*event));
+        }
+        assert_eq!(HwGeneralEvent::from_code(SBI_PMU_HW_NO_EVENT), None);
+        for code in 11..=u16::MAX {
+            assert_eq!(HwGeneralEvent::from_code(code), None);
+        }
+    }
+
+    #[test]
+    fn cache_events_match_tables_3_to_5() {
+        let caches = [
+            ("L1D", 0),
+            ("L1I", 1),
+            ("LL", 2),
+            ("DTLB", 3),
+            ("ITLB", 4),
+            ("BPU", 5),
+            ("NODE", 6),
+        ];
+        let ops = [("READ", 0), ("WRITE", 1), ("PREFETCH", 2)];
+        let results = [("ACCESS", 0), ("MISS", 1)];
+        let mut seen = 0;
+        for (cache, (cname, cid)) in CacheId::ALL.iter().zip(caches) {
+            assert_eq!(*cache as u16, cid, "{cname}");
+            for (op, (oname, oid)) in CacheOp::ALL.iter().zip(ops) {
+                assert_eq!(*op as u16, oid, "{oname}");
+                for (result, (rname, rid)) in CacheResult::ALL.iter().zip(results) {
+                    assert_eq!(*result as u16, rid, "{rname}");
+                    let idx = EventIdx::cache(*cache, *op, *result);
+                    // code[15:3] = cache_id, code[2:1] = op_id, code[0] = result_id; type 1.
+                    assert_eq!(idx.raw(), 0x10000 | u32::from(cid << 3 | oid << 1 | rid));
+                    assert_eq!(idx.cache_parts(), Some((*cache, *op, *result)));
+                    seen += 1;
+                }
+            }
+        }
+        assert_eq!(seen, NUM_CACHE_EVENTS);
+        // Every other cache code has an undefined part.
+        let defined = (0..=u16::MAX)
+            .filter(|code| {
+                EventIdx::new(EventType::Cache, *code)
+                    .cache_parts()
+                    .is_some()
+            })
+            .count();
+        assert_eq!(defined, NUM_CACHE_EVENTS);
+        assert_eq!(CacheId::from_raw(7), None);
+        assert_eq!(CacheOp::from_raw(3), None);
+        assert_eq!(CacheResult::from_raw(2), None);
+        assert_eq!(EventIdx::hw(HwGeneralEvent::CpuCycles).cache_parts(), None);
+    }
+
+    #[test]
+    fn firmware_events_match_table_6() {
+        let names = [
+            "MISALIGNED_LOAD",
+            "MISALIGNED_STORE",
+            "ACCESS_LOAD",
+            "ACCESS_STORE",
+            "ILLEGAL_INSN",
+            "SET_TIMER",
+            "IPI_SENT",
+            "IPI_RECEIVED",
+            "FENCE_I_SENT",
+            "FENCE_I_RECEIVED",
+            "SFENCE_VMA_SENT",
+            "SFENCE_VMA_RECEIVED",
+            "SFENCE_VMA_ASID_SENT",
+            "SFENCE_VMA_ASID_RECEIVED",
+            "HFENCE_GVMA_SENT",
+            "HFENCE_GVMA_RECEIVED",
+            "HFENCE_GVMA_VMID_SENT",
+            "HFENCE_GVMA_VMID_RECEIVED",
+            "HFENCE_VVMA_SENT",
+            "HFENCE_VVMA_RECEIVED",
+            "HFENCE_VVMA_ASID_SENT",
+            "HFENCE_VVMA_ASID_RECEIVED",
+        ];
+        assert_eq!(names.len(), FwEvent::ALL.len());
+        for (code, event) in FwEvent::ALL.iter().enumerate() {
+            assert_eq!(usize::from(event.code()), code, "{}", names[code]);
+            assert_eq!(
+                FwEventClass::of(event.code()),
+                FwEventClass::Standard(*event)
+            );
+            assert_eq!(EventIdx::fw(event.code()).raw(), 0xf0000 | code as u32);
+        }
+        for code in 0..=u16::MAX {
+            let class = FwEventClass::of(code);
+            let expected = match code {
+                0..=21 => "standard",
+                22..=255 => "reserved",
+                256..=65534 => "implementation",
+                65535 => "platform",
+            };
+            let got = match class {
+                FwEventClass::Standard(_) => "standard",
+                FwEventClass::Reserved => "reserved",
+                FwEventClass::ImplementationSpecific => "implementation",
+                FwEventClass::Platform => "platform",
+            };
+            assert_eq!(got, expected, "code {code}");
+        }
+        assert_eq!(
+            EventIdx::FW_PLATFORM.fw_class(),
+            Some(FwEventClass::Platform)
+        );
+        assert_eq!(EventIdx::RAW.fw_class(), None);
+    }
+
+    #[test]
+    fn shared_memory_layouts_match_tables_16_and_18() {
+        // The compile-time assertions above carry the offsets; this checks the sizes the spec lists.
+        assert_eq!(SnapshotPage::SIZE, 4096);
+        assert_eq!(size_of::<SnapshotPage>(), 8 + 512 + 3576);
+        assert_eq!(SnapshotPage::new(), SnapshotPage::default());
+        assert_eq!(EventInfo::SIZE, size_of::<EventInfo>());
+        let entry = EventInfo::new(EventIdx::RAW_V2, 0x1234);
+        assert_eq!(entry.event_idx, 0x30000);
+        assert!(!entry.is_supported());
+        let done = EventInfo { output: 1, ..entry };
+        assert!(done.is_supported());
+    }
+}
