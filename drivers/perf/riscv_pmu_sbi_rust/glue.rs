@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Kernel glue: safe wrappers over the C interfaces the 6.12 `kernel` crate does not cover.
+//!
+//! This is the only part of the module with `unsafe` code. Each wrapper documents the contract
+//! it upholds (`# Invariants`, `# Safety`), so the driver logic above it stays safe Rust.
+
+pub(crate) mod bindings;
+pub(crate) mod cpuhp;
+pub(crate) mod percpu;
+pub(crate) mod perf;
+pub(crate) mod platform;
+pub(crate) mod sbi;
+pub(crate) mod sysfs;

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Bindings for the C interfaces the 6.12 `kernel` crate does not cover.
+//!
+//! They are generated at build time by the module's own bindgen rule (see `Kbuild`) from
+//! `glue/bindings_helper.h`, with the kernel's bindgen flags and an allowlist. Like the kernel's
+//! `bindings` crate, the generated code is exempt from the kernel's lints.
+
+#[allow(
+    clippy::all,
+    clippy::undocumented_unsafe_blocks,
+    dead_code,
+    missing_docs,
+    non_camel_case_types,
+    non_upper_case_globals,
+    non_snake_case,
+    improper_ctypes,
+    unreachable_pub,
+    unsafe_op_in_unsafe_fn
+)]
+#[cfg_attr(CONFIG_RUSTC_HAS_UNNECESSARY_TRANSMUTES, allow(unnecessary_transmutes))]
+mod generated {
+    use kernel::ffi;
+
+    include!(concat!(env!("RPMU_OBJDIR"), "/glue/bindings_generated.rs"));
+}
+
+pub(crate) use generated::*;

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! CPU hotplug: run code on every CPU now and whenever a CPU comes online.
+//!
+//! C header: [`include/linux/cpuhotplug.h`](srctree/include/linux/cpuhotplug.h)
+
+use super::bindings;
+use core::{marker::PhantomData, ptr::addr_of};
+use kernel::{
+    error::{from_result, to_result},
+    ffi::{c_int, c_uint},
+    init::pin_init_from_closure,
+    prelude::*,
+    types::Opaque,
+};
+
+/// What to do on a CPU that comes online.
+pub(crate) trait CpuOnline: Send + Sync + 'static {
+    /// The name of the hotplug state, shown in `/sys/devices/system/cpu/hotplug/states`.
+    const NAME: &'static CStr;
+
+    /// Runs on `cpu`, in that CPU's hotplug thread, when the state is set up (for every online
+    /// CPU) and whenever the CPU comes online later.
+    fn online(&self, cpu: u32) -> Result;
+}
+
+/// A dynamic multi-instance CPU hotplug state (`CPUHP_AP_ONLINE_DYN`), removed on drop.
+///
+/// # Invariants
+///
+/// The value is a state number returned by `cpuhp_setup_state_multi()` and not removed yet.
+struct DynState(c_int);
+
+impl DynState {
+    fn new<T: CpuOnline>() -> Result<Self> {
+        // SAFETY: The name is a static string and the callback matches the C prototype.
+        let state = unsafe {
+            bindings::rpmu_cpuhp_setup_state_multi(
+                T::NAME.as_char_ptr(),
+                Some(Adapter::<T>::online_callback),
+                None,
+            )
+        };
+        to_result(state)?;
+        // INVARIANT: A non-negative return value is the allocated state.
+        Ok(Self(state))
+    }
+}
+
+impl Drop for DynState {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the state is set up; its instance (if any) is removed
+        // before, as `Registration` drops it first.
+        unsafe { bindings::rpmu_cpuhp_remove_multi_state(self.0) };
+    }
+}
+
+/// A registered [`CpuOnline`]: `T::online()` has run on every online CPU and will run on each
+/// CPU that comes online, until drop.
+///
+/// # Invariants
+///
+/// `node` is an instance of `state`, added by the initialiser and removed on drop.
+#[pin_data(PinnedDrop)]
+pub(crate) struct Registration<T: CpuOnline> {
+    data: T,
+    state: DynState,
+    #[pin]
+    node: Opaque<bindings::hlist_node>,
+}
+
+// SAFETY: `T` is `Sync`, and the C side only touches `node` under the hotplug lock.
+unsafe impl<T: CpuOnline> Sync for Registration<T> {}
+
+// SAFETY: Nothing in the registration is tied to the thread that created it.
+unsafe impl<T: CpuOnline> Send for Registration<T> {}
+
+impl<T: CpuOnline> Registration<T> {
+    /// Sets up the hotplug state and runs `data.online()` on every online CPU.
+    ///
+    /// Fails with the first error `online` returns; the state is then removed again.
+    pub(crate) fn new(data: T) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            data,
+            state: DynState::new::<T>()?,
+            node <- Self::add_instance(),
+        }? Error)
+    }
+
+    fn add_instance() -> impl PinInit<Opaque<bindings::hlist_node>, Error> {
+        let init = move |slot: *mut Opaque<bindings::hlist_node>| {
+            let node = Opaque::raw_get(slot);
+            // SAFETY: `node` is the `node` field of a `Registration<T>` whose `data` and `state`
+            // fields are initialised (pin-init runs the fields in order).
+            let state = unsafe { Adapter::<T>::registration_state(node) };
+            // SAFETY: The node stays at this address until `drop` removes it; the callback only
+            // reads the `data` field, which is initialised.
+            to_result(unsafe { bindings::rpmu_cpuhp_state_add_instance(state, node) })
+        };
+        // SAFETY: On success the node is added; on failure the C side has not kept it and the
+        // uninitialised slot needs no cleanup.
+        unsafe { pin_init_from_closure(init) }
+    }
+}
+
+#[pinned_drop]
+impl<T: CpuOnline> PinnedDrop for Registration<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // There is no teardown callback, so removing the instance cannot fail.
+        // SAFETY: By the type invariant `node` is an instance of `state`.
+        unsafe { bindings::rpmu_cpuhp_state_remove_instance(self.state.0, self.node.get()) };
+    }
+}
+
+/// The hotplug callbacks of a [`Registration<T>`].
+struct Adapter<T: CpuOnline>(PhantomData<T>);
+
+impl<T: CpuOnline> Adapter<T> {
+    /// Returns the registration a node belongs to, as a raw pointer.
+    fn registration(node: *mut bindings::hlist_node) -> *const Registration<T> {
+        // CAST: `Opaque<hlist_node>` is `repr(transparent)` over `hlist_node`.
+        let node = node.cast::<Opaque<bindings::hlist_node>>();
+        // SAFETY: Only the `node` field of a `Registration<T>` is added to a state with these
+        // callbacks, so stepping back to the start of the structure stays in the same object.
+        unsafe { kernel::container_of!(node, Registration<T>, node) }
+    }
+
+    /// Returns the hotplug state of the registration a node belongs to.
+    ///
+    /// # Safety
+    ///
+    /// `node` must be the `node` field of a [`Registration<T>`] whose `state` is initialised.
+    unsafe fn registration_state(node: *mut bindings::hlist_node) -> c_int {
+        let registration = Self::registration(node);
+        // SAFETY: Guaranteed by the caller.
+        unsafe { (*addr_of!((*registration).state)).0 }
+    }
+
+    /// # Safety
+    ///
+    /// `node` must be passed by the hotplug core to the startup callback of the state.
+    unsafe extern "C" fn online_callback(cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
+        from_result(|| {
+            let registration = Self::registration(node);
+            // SAFETY: The node belongs to a `Registration<T>` whose `data` is initialised before
+            // the node is added and outlives it (see `PinnedDrop`). Only `data` is referenced, as
+            // the node itself may still be under initialisation.
+            let data = unsafe { &*addr_of!((*registration).data) };
+            data.online(cpu)?;
+            Ok(0)
+        })
+    }
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * C helpers of the riscv_pmu_sbi_rust module: out-of-line copies of the static inline functions and macros that
+ * the Rust glue needs. They hold no logic of their own.
+ */
+
+#include <linux/cpuhotplug.h>
+#include <linux/cpumask.h>
+#include <linux/device.h>
+#include <linux/perf_event.h>
+#include <linux/percpu.h>
+#include <linux/platform_device.h>
+
+#include <asm/cpufeature.h>
+#include <asm/sbi.h>
+
+#include "helpers.h"
+
+unsigned long rpmu_sbi_spec_version(void)
+{
+	return sbi_spec_version;
+}
+
+bool rpmu_has_sscofpmf(void)
+{
+	return riscv_isa_extension_available(NULL, SSCOFPMF);
+}
+
+bool rpmu_platform_device_bound(const char *name)
+{
+	struct device *dev;
+	bool bound;
+
+	dev = bus_find_device_by_name(&platform_bus_type, NULL, name);
+	if (!dev)
+		return false;
+	bound = device_is_bound(dev);
+	put_device(dev);
+	return bound;
+}
+
+void __percpu *rpmu_alloc_percpu(size_t size, size_t align)
+{
+	return __alloc_percpu(size, align);
+}
+
+void *rpmu_per_cpu_ptr(void __percpu *ptr, unsigned int cpu)
+{
+	return per_cpu_ptr(ptr, cpu);
+}
+
+void *rpmu_this_cpu_ptr(void __percpu *ptr)
+{
+	return this_cpu_ptr(ptr);
+}
+
+unsigned int rpmu_nr_cpu_ids(void)
+{
+	return nr_cpu_ids;
+}
+
+bool rpmu_cpu_possible(unsigned int cpu)
+{
+	return cpu_possible(cpu);
+}
+
+u64 rpmu_event_prev_count_read(struct perf_event *event)
+{
+	return local64_read(&event->hw.prev_count);
+}
+
+void rpmu_event_prev_count_set(struct perf_event *event, u64 value)
+{
+	local64_set(&event->hw.prev_count, value);
+}
+
+u64 rpmu_event_prev_count_cmpxchg(struct perf_event *event, u64 old, u64 new)
+{
+	return local64_cmpxchg(&event->hw.prev_count, old, new);
+}
+
+void rpmu_event_count_add(struct perf_event *event, u64 delta)
+{
+	local64_add(delta, &event->count);
+}
+
+s64 rpmu_event_period_left_read(struct perf_event *event)
+{
+	return local64_read(&event->hw.period_left);
+}
+
+void rpmu_event_period_left_set(struct perf_event *event, s64 value)
+{
+	local64_set(&event->hw.period_left, value);
+}
+
+void rpmu_event_period_left_sub(struct perf_event *event, u64 delta)
+{
+	local64_sub(delta, &event->hw.period_left);
+}
+
+bool rpmu_event_is_sampling(struct perf_event *event)
+{
+	return is_sampling_event(event);
+}
+
+bool rpmu_event_has_branch_stack(struct perf_event *event)
+{
+	return has_branch_stack(event);
+}
+
+int rpmu_cpuhp_setup_state_multi(const char *name,
+				 int (*startup)(unsigned int cpu, struct hlist_node *node),
+				 int (*teardown)(unsigned int cpu, struct hlist_node *node))
+{
+	return cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, name, startup, teardown);
+}
+
+int rpmu_cpuhp_state_add_instance(int state, struct hlist_node *node)
+{
+	return cpuhp_state_add_instance(state, node);
+}
+
+int rpmu_cpuhp_state_remove_instance(int state, struct hlist_node *node)
+{
+	return cpuhp_state_remove_instance(state, node);
+}
+
+void rpmu_cpuhp_remove_multi_state(int state)
+{
+	cpuhp_remove_multi_state(state);
+}

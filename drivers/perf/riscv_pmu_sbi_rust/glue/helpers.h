@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * C helpers of the riscv_pmu_sbi_rust module.
+ *
+ * Rust cannot call static inline functions or expand macros, so each one the glue needs is wrapped here in a
+ * small out-of-line function. Every name starts with rpmu_ so the module-local bindgen rule can allowlist them.
+ */
+#ifndef RPMU_HELPERS_H
+#define RPMU_HELPERS_H
+
+#include <linux/list.h>
+#include <linux/types.h>
+
+struct perf_event;
+
+/* The SBI specification version the kernel negotiated at boot (arch/riscv/kernel/sbi.c). */
+unsigned long rpmu_sbi_spec_version(void);
+
+/* Whether every hart has the Sscofpmf extension (counter overflow interrupt and mode filtering). */
+bool rpmu_has_sscofpmf(void);
+
+/* Whether a platform device of this name exists and has a driver bound to it. */
+bool rpmu_platform_device_bound(const char *name);
+
+/* Per-CPU allocations: alloc_percpu(), per_cpu_ptr() and this_cpu_ptr() are macros. */
+void __percpu *rpmu_alloc_percpu(size_t size, size_t align);
+void *rpmu_per_cpu_ptr(void __percpu *ptr, unsigned int cpu);
+void *rpmu_this_cpu_ptr(void __percpu *ptr);
+unsigned int rpmu_nr_cpu_ids(void);
+bool rpmu_cpu_possible(unsigned int cpu);
+
+/* The local64_t counters of a perf event: the local64_*() accessors are inline. */
+u64 rpmu_event_prev_count_read(struct perf_event *event);
+void rpmu_event_prev_count_set(struct perf_event *event, u64 value);
+u64 rpmu_event_prev_count_cmpxchg(struct perf_event *event, u64 old, u64 new);
+void rpmu_event_count_add(struct perf_event *event, u64 delta);
+s64 rpmu_event_period_left_read(struct perf_event *event);
+void rpmu_event_period_left_set(struct perf_event *event, s64 value);
+void rpmu_event_period_left_sub(struct perf_event *event, u64 delta);
+
+/* Whether the event samples (is_sampling_event()) or asks for a branch stack (has_branch_stack()). */
+bool rpmu_event_is_sampling(struct perf_event *event);
+bool rpmu_event_has_branch_stack(struct perf_event *event);
+
+/*
+ * Multi-instance dynamic CPU hotplug state: cpuhp_setup_state_multi() and the instance functions are inline
+ * wrappers that cast the callbacks.
+ */
+int rpmu_cpuhp_setup_state_multi(const char *name,
+				 int (*startup)(unsigned int cpu, struct hlist_node *node),
+				 int (*teardown)(unsigned int cpu, struct hlist_node *node));
+int rpmu_cpuhp_state_add_instance(int state, struct hlist_node *node);
+int rpmu_cpuhp_state_remove_instance(int state, struct hlist_node *node);
+void rpmu_cpuhp_remove_multi_state(int state);
+
+#endif /* RPMU_HELPERS_H */

@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! perf PMU registration and the events perf core hands to a PMU.
+//!
+//! C header: [`include/linux/perf_event.h`](srctree/include/linux/perf_event.h)
+//!
+//! A driver implements [`Driver`] and registers it with [`Registration`]. perf core then calls the
+//! driver through the `struct pmu` callbacks below, each of which wraps the `struct perf_event`
+//! it receives in a [`PerfEvent`].
+
+use super::bindings;
+use super::percpu::PerCpu;
+use super::sysfs::AttributeGroups;
+use core::{marker::PhantomData, ptr::addr_of};
+use kernel::{
+    error::{from_result, to_result},
+    ffi::{c_int, c_ulong},
+    init::{pin_init_from_closure, Zeroable},
+    prelude::*,
+    types::Opaque,
+};
+
+/// The `flags` argument of the `add`, `del`, `start` and `stop` callbacks (`PERF_EF_*`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EventFlags(u32);
+
+impl EventFlags {
+    /// `add`: start the event right away.
+    pub(crate) const START: Self = Self(bindings::PERF_EF_START);
+    /// `start`: reload the counter from the saved count.
+    pub(crate) const RELOAD: Self = Self(bindings::PERF_EF_RELOAD);
+    /// `stop`: update the event's count.
+    pub(crate) const UPDATE: Self = Self(bindings::PERF_EF_UPDATE);
+
+    /// Returns whether all the flags in `other` are set in `self`.
+    pub(crate) fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    fn from_raw(flags: c_int) -> Self {
+        // CAST: the flags are a bit set; reinterpreting the bits as unsigned keeps them as they are.
+        Self(flags as u32)
+    }
+}
+
+/// The hardware state of an event (`hw.state`, `PERF_HES_*`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HwState(u32);
+
+impl HwState {
+    /// Running: no flag set.
+    pub(crate) const RUNNING: Self = Self(0);
+    /// The counter is stopped.
+    pub(crate) const STOPPED: Self = Self(bindings::PERF_HES_STOPPED);
+    /// The event's count is up to date with the counter.
+    pub(crate) const UPTODATE: Self = Self(bindings::PERF_HES_UPTODATE);
+
+    /// Returns whether all the flags in `other` are set in `self`.
+    pub(crate) fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+impl core::ops::BitOr for HwState {
+    type Output = Self;
+
+    fn bitor(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+/// PMU capabilities (`PERF_PMU_CAP_*`), checked by perf core before it calls the driver.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Capabilities(u32);
+
+impl Capabilities {
+    /// No capability flag.
+    pub(crate) const NONE: Self = Self(0);
+    /// The PMU cannot interrupt on counter overflow: perf core refuses sampling events.
+    pub(crate) const NO_INTERRUPT: Self = Self(bindings::PERF_PMU_CAP_NO_INTERRUPT);
+    /// The PMU cannot filter by privilege mode: perf core refuses events with `exclude_*` set.
+    pub(crate) const NO_EXCLUDE: Self = Self(bindings::PERF_PMU_CAP_NO_EXCLUDE);
+}
+
+impl core::ops::BitOr for Capabilities {
+    type Output = Self;
+
+    fn bitor(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
+/// A perf event handed to a PMU callback.
+///
+/// Wraps the kernel's [`struct perf_event`].
+///
+/// # Invariants
+///
+/// The wrapped `struct perf_event` is valid while the reference exists, and the reference exists
+/// only for the duration of a PMU callback of this event. perf core serialises the callbacks of an
+/// event, so the callback is the only user of the driver-owned fields (`hw`, `count`) meanwhile.
+///
+/// [`struct perf_event`]: srctree/include/linux/perf_event.h
+#[repr(transparent)]
+pub(crate) struct PerfEvent(Opaque<bindings::perf_event>);
+
+impl PerfEvent {
+    /// Creates a reference to a [`PerfEvent`] from a pointer perf core passed to a callback.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be the event argument of a `struct pmu` callback that is running, and the
+    /// returned reference must not outlive that callback.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::perf_event) -> &'a Self {
+        // CAST: `Self` is `repr(transparent)` over `Opaque<perf_event>`, itself transparent over
+        // `perf_event`.
+        let ptr = ptr.cast::<Self>();
+        // SAFETY: The caller guarantees that `ptr` is valid for the lifetime of the reference.
+        // INVARIANT: The caller guarantees that the reference does not outlive the callback.
+        unsafe { &*ptr }
+    }
+
+    fn as_raw(&self) -> *mut bindings::perf_event {
+        self.0.get()
+    }
+
+    fn attr(&self) -> &bindings::perf_event_attr {
+        // SAFETY: By the type invariant the event is valid; perf core does not change `attr`
+        // while the event exists.
+        unsafe { &*addr_of!((*self.as_raw()).attr) }
+    }
+
+    fn hw(&self) -> *mut bindings::hw_perf_event__bindgen_ty_1__bindgen_ty_1 {
+        // SAFETY: By the type invariant the event is valid. The hardware-counter member of the
+        // `hw` union is the one perf core leaves to hardware PMU drivers.
+        unsafe { core::ptr::addr_of_mut!((*self.as_raw()).hw.__bindgen_anon_1.__bindgen_anon_1) }
+    }
+
+    /// The event type (`attr.type`, a `PERF_TYPE_*` value or a dynamic PMU type).
+    pub(crate) fn attr_type(&self) -> u32 {
+        self.attr().type_
+    }
+
+    /// The event selector (`attr.config`).
+    pub(crate) fn config(&self) -> u64 {
+        self.attr().config
+    }
+
+    /// The extra selector (`attr.config1`).
+    pub(crate) fn config1(&self) -> u64 {
+        // SAFETY: All members of this union are plain `u64`s, so every bit pattern is valid.
+        unsafe { self.attr().__bindgen_anon_3.config1 }
+    }
+
+    /// Whether the event must not count in user mode (`attr.exclude_user`).
+    pub(crate) fn exclude_user(&self) -> bool {
+        self.attr().exclude_user() != 0
+    }
+
+    /// Whether the event must not count in kernel mode (`attr.exclude_kernel`).
+    pub(crate) fn exclude_kernel(&self) -> bool {
+        self.attr().exclude_kernel() != 0
+    }
+
+    /// Whether the event must not count in hypervisor mode (`attr.exclude_hv`).
+    pub(crate) fn exclude_hv(&self) -> bool {
+        self.attr().exclude_hv() != 0
+    }
+
+    /// Whether the event must not count in the host (`attr.exclude_host`).
+    pub(crate) fn exclude_host(&self) -> bool {
+        self.attr().exclude_host() != 0
+    }
+
+    /// Whether the event must not count in guests (`attr.exclude_guest`).
+    pub(crate) fn exclude_guest(&self) -> bool {
+        self.attr().exclude_guest() != 0
+    }
+
+    /// Whether the event samples on counter overflow (`is_sampling_event()`).
+    pub(crate) fn is_sampling(&self) -> bool {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_is_sampling(self.as_raw()) }
+    }
+
+    /// Whether the event asks for a branch stack (`has_branch_stack()`).
+    pub(crate) fn has_branch_stack(&self) -> bool {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_has_branch_stack(self.as_raw()) }
+    }
+
+    /// The counter the event is on (`hw.idx`), or `None` when it has none.
+    pub(crate) fn hw_idx(&self) -> Option<usize> {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        let idx = unsafe { (*self.hw()).idx };
+        usize::try_from(idx).ok()
+    }
+
+    /// Sets the counter the event is on (`hw.idx`, `-1` for none).
+    pub(crate) fn set_hw_idx(&self, idx: Option<usize>) {
+        let idx = idx.and_then(|idx| c_int::try_from(idx).ok()).unwrap_or(-1);
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).idx = idx };
+    }
+
+    /// The driver's event selector (`hw.config`).
+    pub(crate) fn hw_config(&self) -> u64 {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).config }
+    }
+
+    /// Sets the driver's event selector (`hw.config`).
+    pub(crate) fn set_hw_config(&self, config: u64) {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).config = config };
+    }
+
+    /// The driver's event base (`hw.event_base`).
+    pub(crate) fn hw_event_base(&self) -> usize {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).event_base }
+    }
+
+    /// Sets the driver's event base (`hw.event_base`).
+    pub(crate) fn set_hw_event_base(&self, event_base: usize) {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).event_base = event_base as c_ulong };
+    }
+
+    /// The driver's configuration base (`hw.config_base`).
+    pub(crate) fn hw_config_base(&self) -> usize {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).config_base }
+    }
+
+    /// Sets the driver's configuration base (`hw.config_base`).
+    pub(crate) fn set_hw_config_base(&self, config_base: usize) {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).config_base = config_base as c_ulong };
+    }
+
+    /// Clears the driver's private flags (`hw.flags`).
+    pub(crate) fn clear_hw_flags(&self) {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).flags = 0 };
+    }
+
+    /// The hardware state (`hw.state`).
+    pub(crate) fn hw_state(&self) -> HwState {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        let state = unsafe { (*self.as_raw()).hw.state };
+        // CAST: `hw.state` holds `PERF_HES_*` bits.
+        HwState(state as u32)
+    }
+
+    /// Sets the hardware state (`hw.state`).
+    pub(crate) fn set_hw_state(&self, state: HwState) {
+        // CAST: `PERF_HES_*` bits fit in the `int` field.
+        let state = state.0 as c_int;
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.as_raw()).hw.state = state };
+    }
+
+    /// The counter value the event's count was last brought up to date with (`hw.prev_count`).
+    pub(crate) fn prev_count(&self) -> u64 {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_prev_count_read(self.as_raw()) }
+    }
+
+    /// Sets `hw.prev_count`.
+    pub(crate) fn set_prev_count(&self, value: u64) {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_prev_count_set(self.as_raw(), value) };
+    }
+
+    /// Replaces `hw.prev_count` with `new` if it still holds `old`; returns the value it held.
+    pub(crate) fn prev_count_cmpxchg(&self, old: u64, new: u64) -> u64 {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_prev_count_cmpxchg(self.as_raw(), old, new) }
+    }
+
+    /// Adds `delta` to the event's count.
+    pub(crate) fn add_count(&self, delta: u64) {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_count_add(self.as_raw(), delta) };
+    }
+
+    /// What is left of the sampling period (`hw.period_left`).
+    pub(crate) fn period_left(&self) -> i64 {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_period_left_read(self.as_raw()) }
+    }
+
+    /// Sets `hw.period_left`.
+    pub(crate) fn set_period_left(&self, value: i64) {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_period_left_set(self.as_raw(), value) };
+    }
+
+    /// Subtracts `delta` from `hw.period_left`.
+    pub(crate) fn sub_period_left(&self, delta: u64) {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_period_left_sub(self.as_raw(), delta) };
+    }
+
+    /// The sampling period (`hw.sample_period`).
+    pub(crate) fn sample_period(&self) -> u64 {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.as_raw()).hw.sample_period }
+    }
+
+    /// Sets the sampling period (`hw.sample_period`).
+    pub(crate) fn set_sample_period(&self, period: u64) {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.as_raw()).hw.sample_period = period };
+    }
+
+    /// Sets the period of the last sample (`hw.last_period`).
+    pub(crate) fn set_last_period(&self, period: u64) {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`; the
+        // counting member of the union is the one hardware PMU drivers use.
+        unsafe {
+            (*self.as_raw())
+                .hw
+                .__bindgen_anon_2
+                .__bindgen_anon_1
+                .last_period = period
+        };
+    }
+
+    /// Publishes the event's state to its user-space mapping (`perf_event_update_userpage()`).
+    pub(crate) fn update_userpage(&self) {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::perf_event_update_userpage(self.as_raw()) };
+    }
+}
+
+/// A PMU driver.
+///
+/// perf core calls these methods through the `struct pmu` callbacks of a [`Registration`]. All but
+/// `event_init` run on the CPU the event counts on, with interrupts disabled, and get that CPU's
+/// [`Driver::CpuData`].
+#[vtable]
+pub(crate) trait Driver: Sized + Send + Sync + 'static {
+    /// The PMU name, as it appears under `/sys/bus/event_source/devices/`.
+    const NAME: &'static CStr;
+
+    /// The PMU type: a `PERF_TYPE_*` value to claim a fixed type, or `-1` for a dynamic one.
+    const TYPE: i32;
+
+    /// Per-CPU state of the PMU.
+    type CpuData: Zeroable + Send;
+
+    /// Checks an event and prepares it for counting (`pmu::event_init`).
+    ///
+    /// Returns `ENOENT` for an event this PMU does not handle, so perf core tries another PMU.
+    fn event_init(&self, event: &PerfEvent) -> Result;
+
+    /// Puts an event on a counter of this CPU (`pmu::add`).
+    fn add(&self, cpu: &mut Self::CpuData, event: &PerfEvent, flags: EventFlags) -> Result;
+
+    /// Takes an event off its counter (`pmu::del`).
+    fn del(&self, cpu: &mut Self::CpuData, event: &PerfEvent, flags: EventFlags);
+
+    /// Starts counting (`pmu::start`).
+    fn start(&self, cpu: &mut Self::CpuData, event: &PerfEvent, flags: EventFlags);
+
+    /// Stops counting (`pmu::stop`).
+    fn stop(&self, cpu: &mut Self::CpuData, event: &PerfEvent, flags: EventFlags);
+
+    /// Brings the event's count up to date (`pmu::read`).
+    fn read(&self, cpu: &mut Self::CpuData, event: &PerfEvent);
+}
+
+/// A registered PMU: the `struct pmu` perf core knows, the driver, and its per-CPU data.
+///
+/// # Invariants
+///
+/// `pmu` is registered with perf core from the end of initialisation until drop, and its
+/// callbacks are those of [`Adapter<T>`].
+#[pin_data(PinnedDrop)]
+pub(crate) struct Registration<T: Driver> {
+    data: T,
+    cpu_data: PerCpu<T::CpuData>,
+    #[pin]
+    pmu: Opaque<bindings::pmu>,
+}
+
+// SAFETY: The registration is only reached through shared references; `T` is `Sync`, per-CPU data
+// is only used on its own CPU, and the `struct pmu` is only changed by perf core under its locks.
+unsafe impl<T: Driver> Sync for Registration<T> {}
+
+// SAFETY: Nothing in the registration is tied to the thread that created it.
+unsafe impl<T: Driver> Send for Registration<T> {}
+
+impl<T: Driver> Registration<T> {
+    /// Registers `data` as a PMU with perf core.
+    ///
+    /// The PMU holds a reference on `module` while events exist, so the module cannot be unloaded
+    /// under them.
+    pub(crate) fn new<const N: usize>(
+        module: &'static ThisModule,
+        data: T,
+        capabilities: Capabilities,
+        attr_groups: &'static AttributeGroups<N>,
+    ) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            data,
+            cpu_data: PerCpu::new()?,
+            pmu <- Self::register(module, capabilities, attr_groups),
+        }? Error)
+    }
+
+    fn register<const N: usize>(
+        module: &'static ThisModule,
+        capabilities: Capabilities,
+        attr_groups: &'static AttributeGroups<N>,
+    ) -> impl PinInit<Opaque<bindings::pmu>, Error> {
+        let init = move |slot: *mut Opaque<bindings::pmu>| {
+            let pmu = Opaque::raw_get(slot);
+            // CAST: Both `module` types are bindgen's image of the same `struct module`.
+            let module = module.as_ptr().cast::<bindings::module>();
+            // CAST: `PERF_PMU_CAP_*` bits fit in the `int` field.
+            let capabilities = capabilities.0 as c_int;
+            let value = bindings::pmu {
+                module,
+                attr_groups: attr_groups.as_raw(),
+                capabilities,
+                event_init: Some(Adapter::<T>::event_init_callback),
+                add: Some(Adapter::<T>::add_callback),
+                del: Some(Adapter::<T>::del_callback),
+                start: Some(Adapter::<T>::start_callback),
+                stop: Some(Adapter::<T>::stop_callback),
+                read: Some(Adapter::<T>::read_callback),
+                ..Default::default()
+            };
+            // SAFETY: `slot` is valid for writes and pinned: the registration does not move.
+            unsafe { pmu.write(value) };
+            // SAFETY: `pmu` is initialised and stays at this address until `drop` unregisters it;
+            // the name is a static string. The other fields of the registration are initialised
+            // before this one, so the callbacks find them.
+            to_result(unsafe { bindings::perf_pmu_register(pmu, T::NAME.as_char_ptr(), T::TYPE) })
+        };
+        // SAFETY: On success the closure has initialised the slot; on failure perf core has
+        // undone its part and the slot holds nothing that needs dropping.
+        unsafe { pin_init_from_closure(init) }
+    }
+}
+
+#[pinned_drop]
+impl<T: Driver> PinnedDrop for Registration<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: By the type invariant the PMU is registered. perf_pmu_unregister() waits until
+        // no callback runs any more, so the other fields outlive every use by perf core.
+        unsafe { bindings::perf_pmu_unregister(self.pmu.get()) };
+    }
+}
+
+/// The `struct pmu` callbacks of a [`Registration<T>`].
+struct Adapter<T: Driver>(PhantomData<T>);
+
+impl<T: Driver> Adapter<T> {
+    /// Returns the registration an event belongs to.
+    ///
+    /// # Safety
+    ///
+    /// `event` must be the argument of a running callback of a [`Registration<T>`].
+    unsafe fn registration<'a>(event: *mut bindings::perf_event) -> &'a Registration<T> {
+        // SAFETY: The caller guarantees that `event` is valid; perf core set `event->pmu` to the
+        // PMU whose callback runs.
+        let pmu = unsafe { (*event).pmu };
+        // CAST: `Opaque<pmu>` is `repr(transparent)` over `pmu`.
+        let pmu = pmu.cast::<Opaque<bindings::pmu>>();
+        // SAFETY: `pmu` is the `pmu` field of a `Registration<T>`, since only those have these
+        // callbacks.
+        let registration = unsafe { kernel::container_of!(pmu, Registration<T>, pmu) };
+        // SAFETY: The registration outlives its callbacks (see `PinnedDrop`).
+        unsafe { &*registration }
+    }
+
+    /// Runs `f` with the driver, this CPU's data and the event.
+    ///
+    /// # Safety
+    ///
+    /// `event` must be the argument of a running `add`, `del`, `start`, `stop` or `read` callback
+    /// of a [`Registration<T>`].
+    unsafe fn with_cpu<R>(
+        event: *mut bindings::perf_event,
+        f: impl FnOnce(&T, &mut T::CpuData, &PerfEvent) -> R,
+    ) -> R {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(event) };
+        // SAFETY: perf core calls these callbacks on the event's CPU with interrupts disabled and
+        // never runs two of them at once on a CPU, so nothing else uses this CPU's data now.
+        let cpu = unsafe { registration.cpu_data.this_cpu_mut() };
+        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
+        let event = unsafe { PerfEvent::from_raw(event) };
+        f(&registration.data, cpu, event)
+    }
+
+    /// # Safety
+    ///
+    /// `event` must be passed by perf core to the `event_init` callback.
+    unsafe extern "C" fn event_init_callback(event: *mut bindings::perf_event) -> c_int {
+        from_result(|| {
+            // SAFETY: perf core calls `event_init` of this PMU only.
+            let registration = unsafe { Self::registration(event) };
+            // SAFETY: The event is being initialised by this callback.
+            let event = unsafe { PerfEvent::from_raw(event) };
+            registration.data.event_init(event)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// `event` must be passed by perf core to the `add` callback.
+    unsafe extern "C" fn add_callback(event: *mut bindings::perf_event, flags: c_int) -> c_int {
+        from_result(|| {
+            // SAFETY: Guaranteed by the caller.
+            unsafe {
+                Self::with_cpu(event, |pmu, cpu, event| {
+                    pmu.add(cpu, event, EventFlags::from_raw(flags))
+                })
+            }?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// `event` must be passed by perf core to the `del` callback.
+    unsafe extern "C" fn del_callback(event: *mut bindings::perf_event, flags: c_int) {
+        // SAFETY: Guaranteed by the caller.
+        unsafe {
+            Self::with_cpu(event, |pmu, cpu, event| {
+                pmu.del(cpu, event, EventFlags::from_raw(flags))
+            })
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `event` must be passed by perf core to the `start` callback.
+    unsafe extern "C" fn start_callback(event: *mut bindings::perf_event, flags: c_int) {
+        // SAFETY: Guaranteed by the caller.
+        unsafe {
+            Self::with_cpu(event, |pmu, cpu, event| {
+                pmu.start(cpu, event, EventFlags::from_raw(flags))
+            })
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `event` must be passed by perf core to the `stop` callback.
+    unsafe extern "C" fn stop_callback(event: *mut bindings::perf_event, flags: c_int) {
+        // SAFETY: Guaranteed by the caller.
+        unsafe {
+            Self::with_cpu(event, |pmu, cpu, event| {
+                pmu.stop(cpu, event, EventFlags::from_raw(flags))
+            })
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `event` must be passed by perf core to the `read` callback.
+    unsafe extern "C" fn read_callback(event: *mut bindings::perf_event) {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { Self::with_cpu(event, |pmu, cpu, event| pmu.read(cpu, event)) }
+    }
+}

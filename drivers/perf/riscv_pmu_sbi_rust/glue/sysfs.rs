@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Static sysfs attribute groups of a PMU, such as its `format/` directory.
+//!
+//! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h)
+//!
+//! The groups are built at compile time in `static`s, as `PMU_FORMAT_ATTR()` does in C:
+//!
+//! ```ignore
+//! static FORMAT_EVENT: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-47"));
+//! static FORMAT_ATTRS: Attributes<1> = Attributes::new([&FORMAT_EVENT]);
+//! static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS);
+//! static ATTR_GROUPS: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP]);
+//! ```
+//!
+//! Attributes in static memory need no `sysfs_attr_init()`: lockdep accepts their embedded key.
+
+use super::bindings;
+use core::{mem, ptr};
+use kernel::{c_str, ffi::c_char, prelude::*, types::Opaque};
+
+/// A read-only attribute whose file shows a fixed string, like `PMU_FORMAT_ATTR()`.
+///
+/// # Invariants
+///
+/// `attr` is a valid `struct device_attribute` with mode 0444, `show` set to
+/// [`FormatAttr::show`] and no `store`; it is the first field, so a pointer to it is a pointer to
+/// the whole `FormatAttr`.
+#[repr(C)]
+pub(crate) struct FormatAttr {
+    attr: Opaque<bindings::device_attribute>,
+    value: &'static CStr,
+}
+
+// SAFETY: sysfs only reads the attribute, and `value` is an immutable static string.
+unsafe impl Sync for FormatAttr {}
+
+impl FormatAttr {
+    /// Creates the attribute `name`, whose file reads `value` followed by a newline.
+    pub(crate) const fn new(name: &'static CStr, value: &'static CStr) -> Self {
+        // SAFETY: All-zero is a valid `device_attribute`: null pointers, no callbacks, and a
+        // lockdep key that lockdep initialises itself for static objects.
+        let mut attr: bindings::device_attribute = unsafe { mem::zeroed() };
+        attr.attr.name = name.as_char_ptr();
+        attr.attr.mode = 0o444;
+        attr.show = Some(Self::show);
+        // INVARIANT: The attribute is read-only and shows `value`.
+        Self {
+            attr: Opaque::new(attr),
+            value,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `attr` must be passed by sysfs to the `show` callback of a [`FormatAttr`], and `buf` must be
+    /// its page-sized buffer.
+    unsafe extern "C" fn show(
+        _dev: *mut bindings::device,
+        attr: *mut bindings::device_attribute,
+        buf: *mut c_char,
+    ) -> isize {
+        // CAST: By the type invariant `attr` is the first field of a `FormatAttr`.
+        let this = attr.cast::<Self>();
+        // SAFETY: `this` points to a `FormatAttr` in static memory.
+        let value = unsafe { (*this).value };
+        // SAFETY: `buf` is a sysfs page buffer, the format takes one string argument and `value`
+        // is NUL-terminated.
+        let len =
+            unsafe { bindings::sysfs_emit(buf, c_str!("%s\n").as_char_ptr(), value.as_char_ptr()) };
+        len as isize
+    }
+
+    const fn as_raw(&'static self) -> *mut bindings::attribute {
+        // CAST: `attr` is the first field of `struct device_attribute`.
+        self.attr.get().cast::<bindings::attribute>()
+    }
+}
+
+/// A NULL-terminated array of `N` attributes, as `struct attribute_group::attrs` wants it.
+///
+/// # Invariants
+///
+/// `list` holds pointers to `'static` attributes and `end` is null, right after them (`repr(C)`).
+#[repr(C)]
+pub(crate) struct Attributes<const N: usize> {
+    list: [*mut bindings::attribute; N],
+    end: *mut bindings::attribute,
+}
+
+// SAFETY: The pointers refer to `Sync` statics and are never written after construction.
+unsafe impl<const N: usize> Sync for Attributes<N> {}
+
+impl<const N: usize> Attributes<N> {
+    /// Collects `attrs` into a NULL-terminated array.
+    pub(crate) const fn new(attrs: [&'static FormatAttr; N]) -> Self {
+        let mut list = [ptr::null_mut(); N];
+        let mut i = 0;
+        while i < N {
+            list[i] = attrs[i].as_raw();
+            i += 1;
+        }
+        // INVARIANT: Every entry points to a static attribute and the array is NULL-terminated.
+        Self {
+            list,
+            end: ptr::null_mut(),
+        }
+    }
+}
+
+/// A named attribute group: a directory of attributes under the PMU's sysfs directory.
+///
+/// # Invariants
+///
+/// `group` is a valid `struct attribute_group` whose `attrs` is a NULL-terminated array of
+/// static attributes.
+#[repr(transparent)]
+pub(crate) struct AttributeGroup {
+    group: Opaque<bindings::attribute_group>,
+}
+
+// SAFETY: sysfs only reads the group, which refers to `Sync` statics only.
+unsafe impl Sync for AttributeGroup {}
+
+impl AttributeGroup {
+    /// Creates the group `name` with the attributes `attrs`.
+    pub(crate) const fn new<const N: usize>(
+        name: &'static CStr,
+        attrs: &'static Attributes<N>,
+    ) -> Self {
+        // SAFETY: All-zero is a valid `attribute_group`: null pointers and no callbacks.
+        let mut group: bindings::attribute_group = unsafe { mem::zeroed() };
+        group.name = name.as_char_ptr();
+        // CAST: sysfs never writes through `attrs`; the C type is not `const` only by history.
+        group.attrs = ptr::addr_of!(attrs.list)
+            .cast::<*mut bindings::attribute>()
+            .cast_mut();
+        // INVARIANT: `Attributes` is NULL-terminated and refers to static attributes.
+        Self {
+            group: Opaque::new(group),
+        }
+    }
+}
+
+/// A NULL-terminated array of `N` attribute groups, as `struct pmu::attr_groups` wants it.
+///
+/// # Invariants
+///
+/// `list` holds pointers to `'static` groups and `end` is null, right after them (`repr(C)`).
+#[repr(C)]
+pub(crate) struct AttributeGroups<const N: usize> {
+    list: [*const bindings::attribute_group; N],
+    end: *const bindings::attribute_group,
+}
+
+// SAFETY: The pointers refer to `Sync` statics and are never written after construction.
+unsafe impl<const N: usize> Sync for AttributeGroups<N> {}
+
+impl<const N: usize> AttributeGroups<N> {
+    /// Collects `groups` into a NULL-terminated array.
+    pub(crate) const fn new(groups: [&'static AttributeGroup; N]) -> Self {
+        let mut list = [ptr::null(); N];
+        let mut i = 0;
+        while i < N {
+            list[i] = groups[i].group.get().cast_const();
+            i += 1;
+        }
+        // INVARIANT: Every entry points to a static group and the array is NULL-terminated.
+        Self {
+            list,
+            end: ptr::null(),
+        }
+    }
+
+    /// The array as `struct pmu::attr_groups` takes it.
+    pub(crate) fn as_raw(&'static self) -> *mut *const bindings::attribute_group {
+        // CAST: perf core and sysfs never write through `attr_groups`.
+        ptr::addr_of!(self.list)
+            .cast::<*const bindings::attribute_group>()
+            .cast_mut()
+    }
+}
