@@ -1,2 +1,863 @@
-//! A model of an SBI PMU implementation, faithful to the SBI specification, for host tests of the
-//! `sbi_pmu` crate.
+// SPDX-License-Identifier: GPL-2.0
+
+//! A model of one hart's SBI PMU implementation, written from the SBI specification (chapter
+//! "Performance Monitoring Unit Extension", v3.0), for host tests of the `sbi_pmu` crate.
+//!
+//! The model takes raw SBI calls ([`Model::ecall`]: extension ID, function ID, `a0`..`a5`) and answers
+//! with the `sbiret` the specification prescribes, including every error of its tables. It implements
+//! [`sbi_pmu::firmware::SbiEcall`], so the driver logic talks to it through the same blanket
+//! [`sbi_pmu::firmware::Firmware`] implementation as it could in the kernel.
+//!
+//! Counters advance from a simulated event stream the test controls ([`Model::tick`]): `n` occurrences
+//! of a hardware, raw or firmware event in a privilege mode. A started counter configured for that
+//! event counts them unless its inhibit flags exclude the mode; a hardware counter wraps at its width,
+//! and with Sscofpmf the wrap sets the counter's overflow bit and a pending overflow interrupt.
+//!
+//! Where the specification is silent the model follows OpenSBI, and says so:
+//! - a set operation (`counter_start`/`counter_stop`) first rejects invalid counters and reserved flags
+//!   as a whole (SBI_ERR_INVALID_PARAM), then acts on every counter of the set and reports
+//!   SBI_ERR_ALREADY_STARTED / SBI_ERR_ALREADY_STOPPED if any counter already was in that state;
+//! - `counter_stop` with RESET resets the mapping of already stopped counters too (the C driver's
+//!   del path relies on it);
+//! - counters that are not configured for an event are skipped by start and stop;
+//! - firmware counters ignore the inhibit hints, and without Sscofpmf no counter can filter by mode.
+//!
+//! Where the specification allows more than OpenSBI does, the model takes the specification's side
+//! and is stricter toward the caller: `counter_config_matching` may pick any counter that is not
+//! started (so a stopped counter of another event can be taken over, as the specification's
+//! "not started" says), and SET_INIT_VALUE applies to one counter only.
+
+use sbi_pmu::abi::{
+    CfgFlags, CounterInfo, CounterKind, EventIdx, EventInfo, EventType, Fid, FwEventClass,
+    HwGeneralEvent, SbiError, SbiVersion, SnapshotPage, StartFlags, StopFlags, CSR_CYCLE,
+    CSR_HPMCOUNTER31, CSR_INSTRET, CSR_SCOUNTOVF, EXT_PMU, SBI_SHMEM_DISABLE,
+};
+use sbi_pmu::dt::DtPmuMaps;
+use sbi_pmu::firmware::{SbiEcall, SbiRet};
+
+pub mod harness;
+
+/// The simulated physical address of the supervisor's snapshot page.
+pub const SNAPSHOT_PHYS: u64 = 0x8020_0000;
+/// The simulated physical address of the supervisor's event-info array.
+pub const EVENT_INFO_PHYS: u64 = 0x8030_0000;
+/// The number of entries of the simulated event-info array.
+pub const EVENT_INFO_ENTRIES: usize = 64;
+
+/// A privilege mode in which simulated events happen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// User mode.
+    U,
+    /// Supervisor mode (the kernel).
+    S,
+    /// Machine mode (firmware).
+    M,
+    /// Virtual user mode (guest user).
+    VU,
+    /// Virtual supervisor mode (guest kernel).
+    VS,
+}
+
+impl Mode {
+    /// All modes.
+    pub const ALL: [Mode; 5] = [Mode::U, Mode::S, Mode::M, Mode::VU, Mode::VS];
+
+    /// The config_matching flag that inhibits counting in this mode.
+    pub fn inhibit_flag(self) -> CfgFlags {
+        match self {
+            Mode::U => CfgFlags::SET_UINH,
+            Mode::S => CfgFlags::SET_SINH,
+            Mode::M => CfgFlags::SET_MINH,
+            Mode::VU => CfgFlags::SET_VUINH,
+            Mode::VS => CfgFlags::SET_VSINH,
+        }
+    }
+}
+
+/// One kind of simulated event occurrence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SimEvent {
+    /// A hardware general or cache event.
+    Hw(EventIdx),
+    /// A raw hardware event with this `mhpmevent` selector value.
+    Raw(u64),
+    /// A firmware event with this code.
+    Fw(u16),
+    /// A platform specific firmware event with this `event_data`.
+    FwPlatform(u64),
+}
+
+/// One logical counter of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CounterSpec {
+    /// A hardware counter read through `csr`, `bits` wide (1 to 64).
+    Hw {
+        /// The CSR number.
+        csr: u16,
+        /// The width in bits.
+        bits: u32,
+    },
+    /// A firmware counter.
+    Fw,
+    /// An index that is not a counter (`counter_get_info` fails), like `time` on OpenSBI.
+    Absent,
+}
+
+/// The device tree properties the model's constraints come from, as raw property values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DtProps {
+    /// `riscv,event-to-mhpmevent`.
+    pub event_to_mhpmevent: Option<Vec<u8>>,
+    /// `riscv,event-to-mhpmcounters`.
+    pub event_to_mhpmcounters: Option<Vec<u8>>,
+    /// `riscv,raw-event-to-mhpmcounters`.
+    pub raw_event_to_mhpmcounters: Option<Vec<u8>>,
+}
+
+impl DtProps {
+    /// Builds properties from cell lists.
+    pub fn from_cells(
+        event_to_mhpmevent: Option<&[u32]>,
+        event_to_mhpmcounters: Option<&[u32]>,
+        raw_event_to_mhpmcounters: Option<&[u32]>,
+    ) -> Self {
+        let enc = |cells: &[u32]| cells.iter().flat_map(|c| c.to_be_bytes()).collect();
+        Self {
+            event_to_mhpmevent: event_to_mhpmevent.map(enc),
+            event_to_mhpmcounters: event_to_mhpmcounters.map(enc),
+            raw_event_to_mhpmcounters: raw_event_to_mhpmcounters.map(enc),
+        }
+    }
+
+    /// The parsed maps.
+    pub fn maps(&self) -> Result<DtPmuMaps<'_>, sbi_pmu::dt::DtError> {
+        DtPmuMaps::parse(
+            self.event_to_mhpmevent.as_deref(),
+            self.event_to_mhpmcounters.as_deref(),
+            self.raw_event_to_mhpmcounters.as_deref(),
+        )
+    }
+}
+
+/// How the model is built.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The SBI version the model implements; functions newer than it are SBI_ERR_NOT_SUPPORTED.
+    pub version: SbiVersion,
+    /// The logical counters, in index order.
+    pub counters: Vec<CounterSpec>,
+    /// The width of every firmware counter, in bits.
+    pub fw_bits: u32,
+    /// Whether `snapshot_set_shmem` is implemented (SBI v2.0 and later only).
+    pub snapshot: bool,
+    /// Whether `event_get_info` is implemented (SBI v3.0 and later only).
+    pub event_info: bool,
+    /// Whether the hart has Sscofpmf: overflow bits, the overflow interrupt and mode filtering.
+    pub sscofpmf: bool,
+    /// Event to counter constraints; `None` means every programmable counter counts every supported
+    /// event.
+    pub dt: Option<DtProps>,
+    /// Without a device tree: the standard events the hardware has (`None`: all of them).
+    pub hw_events: Option<Vec<EventIdx>>,
+    /// Without a device tree: whether raw events are accepted.
+    pub raw_events: bool,
+    /// Whether the platform firmware event (code 0xffff) is implemented.
+    pub platform_fw_events: bool,
+    /// Seed of the values hardware counters hold before anything configures them.
+    pub seed: u64,
+}
+
+impl Config {
+    /// OpenSBI's layout on QEMU `virt` with `version`: `cycle`, `time` (absent), `instret`, then
+    /// `programmable` hardware counters of `bits` bits, then 16 firmware counters, and every other
+    /// feature on.
+    pub fn opensbi_like(version: SbiVersion, programmable: usize, bits: u32) -> Self {
+        let mut counters = vec![
+            CounterSpec::Hw {
+                csr: CSR_CYCLE,
+                bits: 64,
+            },
+            CounterSpec::Absent,
+            CounterSpec::Hw {
+                csr: CSR_INSTRET,
+                bits: 64,
+            },
+        ];
+        for i in 0..programmable {
+            counters.push(CounterSpec::Hw {
+                csr: CSR_CYCLE + 3 + i as u16,
+                bits,
+            });
+        }
+        counters.extend(std::iter::repeat_n(CounterSpec::Fw, 16));
+        Self {
+            version,
+            counters,
+            fw_bits: 64,
+            snapshot: version >= SbiVersion::V2_0,
+            event_info: version >= SbiVersion::V3_0,
+            sscofpmf: true,
+            dt: None,
+            hw_events: None,
+            raw_events: true,
+            platform_fw_events: true,
+            seed: 1,
+        }
+    }
+}
+
+/// A call the model saw that a correct driver should not make; tests assert there are none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Anomaly {
+    /// `counter_start` on a counter that is not configured for an event.
+    StartUnconfigured(usize),
+    /// A read of a CSR that is not a counter of this hart.
+    UnknownCsr(u16),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Counter {
+    spec: CounterSpec,
+    value: u64,
+    event: Option<(EventIdx, u64)>,
+    started: bool,
+    inhibit: CfgFlags,
+    overflow: bool,
+}
+
+impl Counter {
+    fn mask(&self, fw_bits: u32) -> u64 {
+        let bits = match self.spec {
+            CounterSpec::Hw { bits, .. } => bits,
+            _ => fw_bits,
+        };
+        if bits >= 64 {
+            u64::MAX
+        } else {
+            (1 << bits) - 1
+        }
+    }
+
+    fn is_hw(&self) -> bool {
+        matches!(self.spec, CounterSpec::Hw { .. })
+    }
+}
+
+/// One hart's SBI PMU.
+#[derive(Clone, Debug)]
+pub struct Model {
+    cfg: Config,
+    counters: Vec<Counter>,
+    shmem: Option<u64>,
+    page: Box<SnapshotPage>,
+    event_info_mem: Vec<EventInfo>,
+    irq_pending: bool,
+    calls: [u64; 9],
+    anomalies: Vec<Anomaly>,
+}
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn ret(result: Result<usize, SbiError>) -> SbiRet {
+    match result {
+        Ok(value) => SbiRet { error: 0, value },
+        Err(err) => SbiRet {
+            error: err.code(),
+            value: 0,
+        },
+    }
+}
+
+impl Model {
+    /// A hart built from `cfg`. Hardware counters start at values drawn from `cfg.seed`, stopped and
+    /// unconfigured.
+    pub fn new(cfg: Config) -> Self {
+        let mut seed = cfg.seed;
+        let counters = cfg
+            .counters
+            .iter()
+            .map(|spec| {
+                let mut c = Counter {
+                    spec: *spec,
+                    value: 0,
+                    event: None,
+                    started: false,
+                    inhibit: CfgFlags::empty(),
+                    overflow: false,
+                };
+                if c.is_hw() {
+                    c.value = splitmix(&mut seed) & c.mask(cfg.fw_bits);
+                }
+                c
+            })
+            .collect();
+        Self {
+            cfg,
+            counters,
+            shmem: None,
+            page: Box::new(SnapshotPage::new()),
+            event_info_mem: vec![EventInfo::default(); EVENT_INFO_ENTRIES],
+            irq_pending: false,
+            calls: [0; 9],
+            anomalies: Vec::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// SBI calls received, by function ID.
+    pub fn calls(&self) -> [u64; 9] {
+        self.calls
+    }
+
+    /// SBI calls received in total.
+    pub fn total_calls(&self) -> u64 {
+        self.calls.iter().sum()
+    }
+
+    /// Calls the driver should not have made.
+    pub fn anomalies(&self) -> &[Anomaly] {
+        &self.anomalies
+    }
+
+    /// Whether the overflow interrupt (LCOFI) is pending.
+    pub fn irq_pending(&self) -> bool {
+        self.irq_pending
+    }
+
+    /// Clears the pending overflow interrupt (`csrc sip, LCOFIP` in the kernel).
+    pub fn clear_irq(&mut self) {
+        self.irq_pending = false;
+    }
+
+    /// The value of a counter.
+    pub fn counter_value(&self, idx: usize) -> Option<u64> {
+        self.counters.get(idx).map(|c| c.value)
+    }
+
+    /// Sets the value of a counter, as hardware or earlier software might have left it.
+    pub fn set_counter_value(&mut self, idx: usize, value: u64) {
+        let fw_bits = self.cfg.fw_bits;
+        if let Some(c) = self.counters.get_mut(idx) {
+            c.value = value & c.mask(fw_bits);
+        }
+    }
+
+    /// The event and data a counter is configured for.
+    pub fn counter_event(&self, idx: usize) -> Option<(EventIdx, u64)> {
+        self.counters.get(idx).and_then(|c| c.event)
+    }
+
+    /// Whether a counter is started.
+    pub fn is_started(&self, idx: usize) -> bool {
+        self.counters.get(idx).is_some_and(|c| c.started)
+    }
+
+    /// The counters that are started.
+    pub fn started_mask(&self) -> u64 {
+        self.counters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.started)
+            .fold(0, |m, (i, _)| m | 1 << i)
+    }
+
+    /// The registered snapshot address, if any.
+    pub fn snapshot_address(&self) -> Option<u64> {
+        self.shmem
+    }
+
+    /// The supervisor's snapshot page (the same memory the driver sees).
+    pub fn snapshot_page(&self) -> &SnapshotPage {
+        &self.page
+    }
+
+    fn counts(&self, c: &Counter, ev: SimEvent, mode: Mode) -> bool {
+        let Some((idx, data)) = c.event else {
+            return false;
+        };
+        if !c.started {
+            return false;
+        }
+        let matches = match (ev, idx.ty()) {
+            (SimEvent::Hw(e), EventType::Hardware | EventType::Cache) => c.is_hw() && idx == e,
+            (SimEvent::Raw(sel), EventType::Raw | EventType::RawV2) => c.is_hw() && data == sel,
+            (SimEvent::Fw(code), EventType::Firmware) => {
+                !c.is_hw() && idx.code() == code && code != sbi_pmu::abi::FW_PLATFORM_CODE
+            }
+            (SimEvent::FwPlatform(d), EventType::Firmware) => {
+                !c.is_hw() && idx == EventIdx::FW_PLATFORM && data == d
+            }
+            _ => false,
+        };
+        if !matches {
+            return false;
+        }
+        // Only hardware counters with Sscofpmf can filter by mode; the flags are hints otherwise.
+        !(c.is_hw() && self.cfg.sscofpmf && c.inhibit.contains(mode.inhibit_flag()))
+    }
+
+    /// Whether a started counter would count `n` occurrences of `ev` in `mode`.
+    pub fn would_count(&self, idx: usize, ev: SimEvent, mode: Mode) -> bool {
+        self.counters
+            .get(idx)
+            .is_some_and(|c| self.counts(c, ev, mode))
+    }
+
+    /// The number of occurrences of `ev` in `mode` after which the first counter that would raise an
+    /// overflow interrupt wraps; `None` when none would. A test advances at most this far before it
+    /// takes the interrupt, as hardware interrupts at the first wrap.
+    pub fn ticks_to_overflow(&self, ev: SimEvent, mode: Mode) -> Option<u64> {
+        if !self.cfg.sscofpmf {
+            return None;
+        }
+        self.counters
+            .iter()
+            .filter(|c| c.is_hw() && !c.overflow && self.counts(c, ev, mode))
+            .map(|c| {
+                let mask = c.mask(self.cfg.fw_bits);
+                (mask - c.value).saturating_add(1)
+            })
+            .min()
+    }
+
+    /// `n` occurrences of `ev` happen in `mode`: every started counter configured for it and not
+    /// inhibited in that mode advances, wrapping at its width. With Sscofpmf a hardware counter that
+    /// wraps sets its overflow bit and, if the bit was clear, makes the overflow interrupt pending.
+    pub fn tick(&mut self, ev: SimEvent, mode: Mode, n: u64) {
+        let fw_bits = self.cfg.fw_bits;
+        for i in 0..self.counters.len() {
+            let c = self.counters[i];
+            if !self.counts(&c, ev, mode) {
+                continue;
+            }
+            let mask = c.mask(fw_bits);
+            let room = mask - c.value;
+            let c = &mut self.counters[i];
+            c.value = c.value.wrapping_add(n) & mask;
+            if n > room && c.is_hw() && self.cfg.sscofpmf && !c.overflow {
+                c.overflow = true;
+                self.irq_pending = true;
+            }
+        }
+    }
+
+    /// Handles one SBI call: `a7` = `ext`, `a6` = `fid`, `a0`..`a5` = `args`.
+    pub fn ecall(&mut self, ext: usize, fid: usize, args: [usize; 6]) -> SbiRet {
+        if ext != EXT_PMU {
+            return ret(Err(SbiError::NotSupported));
+        }
+        let Some(f) = Fid::from_id(fid) else {
+            return ret(Err(SbiError::NotSupported));
+        };
+        self.calls[f.id()] += 1;
+        if self.cfg.version < f.min_version() {
+            return ret(Err(SbiError::NotSupported));
+        }
+        let [a0, a1, a2, a3, a4, _a5] = args;
+        ret(match f {
+            Fid::NumCounters => Ok(self.counters.len()),
+            Fid::CounterGetInfo => self.get_info(a0),
+            Fid::CounterConfigMatching => self.config_matching(a0, a1, a2, a3, a4 as u64),
+            Fid::CounterStart => self.start(a0, a1, a2, a3 as u64).map(|()| 0),
+            Fid::CounterStop => self.stop(a0, a1, a2).map(|()| 0),
+            Fid::CounterFwRead => self.fw_read(a0).map(|v| v as usize),
+            Fid::CounterFwReadHi => self.fw_read(a0).map(|_| 0),
+            Fid::SnapshotSetShmem => self.set_shmem(a0, a1, a2).map(|()| 0),
+            Fid::EventGetInfo => self.event_get_info(a0, a1, a2, a3).map(|()| 0),
+        })
+    }
+
+    /// Table 7.
+    fn get_info(&self, idx: usize) -> Result<usize, SbiError> {
+        let c = self.counters.get(idx).ok_or(SbiError::InvalidParam)?;
+        let info = match c.spec {
+            CounterSpec::Hw { csr, bits } => CounterInfo {
+                csr,
+                width: (bits - 1) as u8,
+                kind: CounterKind::Hardware,
+            },
+            CounterSpec::Fw => CounterInfo {
+                csr: 0,
+                width: (self.cfg.fw_bits - 1) as u8,
+                kind: CounterKind::Firmware,
+            },
+            CounterSpec::Absent => return Err(SbiError::InvalidParam),
+        };
+        Ok(info.encode())
+    }
+
+    /// The logical counters named by a base and mask, or SBI_ERR_INVALID_PARAM if one is not a
+    /// counter.
+    fn counter_set(&self, cbase: usize, cmask: usize) -> Result<Vec<(usize, usize)>, SbiError> {
+        let mut set = Vec::new();
+        for b in 0..usize::BITS as usize {
+            if cmask & (1 << b) == 0 {
+                continue;
+            }
+            let idx = cbase.checked_add(b).ok_or(SbiError::InvalidParam)?;
+            match self.counters.get(idx) {
+                Some(c) if c.spec != CounterSpec::Absent => set.push((b, idx)),
+                _ => return Err(SbiError::InvalidParam),
+            }
+        }
+        Ok(set)
+    }
+
+    fn fixed_counter(&self, csr: u16) -> Option<usize> {
+        self.counters
+            .iter()
+            .position(|c| matches!(c.spec, CounterSpec::Hw { csr: x, .. } if x == csr))
+    }
+
+    /// The counters that can count an event with this data, or `None` when the event (or its data)
+    /// is not valid or not implemented.
+    fn eligible(&self, idx: EventIdx, data: u64) -> Option<Vec<usize>> {
+        let hw: Vec<usize> = (0..self.counters.len())
+            .filter(|i| self.counters[*i].is_hw())
+            .collect();
+        let programmable = || -> Vec<usize> {
+            hw.iter()
+                .copied()
+                .filter(|i| match self.counters[*i].spec {
+                    CounterSpec::Hw { csr, .. } => csr > CSR_INSTRET,
+                    _ => false,
+                })
+                .collect()
+        };
+        let std_event = match idx.ty() {
+            EventType::Hardware => {
+                idx.hw_event()?;
+                (data == 0).then_some(())?;
+                true
+            }
+            EventType::Cache => {
+                idx.cache_parts()?;
+                (data == 0).then_some(())?;
+                true
+            }
+            EventType::Raw | EventType::RawV2 => {
+                if idx.code() != 0 || data & !idx.ty().raw_data_mask() != 0 {
+                    return None;
+                }
+                if idx.ty() == EventType::RawV2 && self.cfg.version < SbiVersion::V3_0 {
+                    return None;
+                }
+                false
+            }
+            EventType::Firmware => {
+                let ok = match idx.fw_class()? {
+                    FwEventClass::Standard(_) => data == 0,
+                    FwEventClass::Platform => self.cfg.platform_fw_events,
+                    _ => false,
+                };
+                if !ok {
+                    return None;
+                }
+                let fw = (0..self.counters.len())
+                    .filter(|i| self.counters[*i].spec == CounterSpec::Fw)
+                    .collect();
+                return Some(fw);
+            }
+        };
+        let fixed = match idx.hw_event() {
+            Some(HwGeneralEvent::CpuCycles) => self.fixed_counter(CSR_CYCLE),
+            Some(HwGeneralEvent::Instructions) => self.fixed_counter(CSR_INSTRET),
+            _ => None,
+        };
+        let mut set: Vec<usize> = match &self.cfg.dt {
+            Some(props) => {
+                let maps = props.maps().ok()?;
+                let bits = maps.hw_counters(idx, data).unwrap_or(0);
+                hw.iter()
+                    .copied()
+                    .filter(|i| match self.counters[*i].spec {
+                        CounterSpec::Hw { csr, .. } => {
+                            (CSR_CYCLE..=CSR_HPMCOUNTER31).contains(&csr)
+                                && bits & (1 << (csr - CSR_CYCLE)) != 0
+                        }
+                        _ => false,
+                    })
+                    .collect()
+            }
+            None => {
+                let known = if std_event {
+                    self.cfg.hw_events.as_ref().is_none_or(|l| l.contains(&idx))
+                } else {
+                    self.cfg.raw_events
+                };
+                if known {
+                    programmable()
+                } else {
+                    Vec::new()
+                }
+            }
+        };
+        if let Some(f) = fixed {
+            if !set.contains(&f) {
+                set.insert(0, f);
+            }
+        }
+        set.sort_unstable();
+        (!set.is_empty()).then_some(set)
+    }
+
+    /// Table 9.
+    fn config_matching(
+        &mut self,
+        cbase: usize,
+        cmask: usize,
+        flags: usize,
+        event_idx: usize,
+        data: u64,
+    ) -> Result<usize, SbiError> {
+        let flags = CfgFlags::from_raw(flags)?;
+        let set = self.counter_set(cbase, cmask)?;
+        let idx = u32::try_from(event_idx)
+            .ok()
+            .and_then(EventIdx::from_raw)
+            .ok_or(SbiError::NotSupported)?;
+        let eligible = self.eligible(idx, data).ok_or(SbiError::NotSupported)?;
+        let chosen = if flags.contains(CfgFlags::SKIP_MATCH) {
+            let (_, first) = *set.first().ok_or(SbiError::NotSupported)?;
+            if self.counters[first].started {
+                return Err(SbiError::NotSupported);
+            }
+            first
+        } else {
+            set.iter()
+                .map(|(_, i)| *i)
+                .find(|i| eligible.contains(i) && !self.counters[*i].started)
+                .ok_or(SbiError::NotSupported)?
+        };
+        let fw_bits = self.cfg.fw_bits;
+        let c = &mut self.counters[chosen];
+        c.event = Some((idx, data));
+        c.inhibit = flags & CfgFlags::INHIBIT_HINTS;
+        if flags.contains(CfgFlags::CLEAR_VALUE) {
+            c.value = 0;
+        }
+        if flags.contains(CfgFlags::AUTO_START) {
+            c.started = true;
+            c.overflow = false;
+        }
+        let _ = fw_bits;
+        Ok(chosen)
+    }
+
+    /// Table 11.
+    fn start(
+        &mut self,
+        cbase: usize,
+        cmask: usize,
+        flags: usize,
+        init: u64,
+    ) -> Result<(), SbiError> {
+        let flags = StartFlags::from_raw(flags)?;
+        if flags.contains(StartFlags::SET_INIT_VALUE | StartFlags::INIT_SNAPSHOT) {
+            return Err(SbiError::InvalidParam);
+        }
+        let set = self.counter_set(cbase, cmask)?;
+        if flags.contains(StartFlags::INIT_SNAPSHOT) && self.shmem.is_none() {
+            return Err(SbiError::NoShmem);
+        }
+        if flags.contains(StartFlags::SET_INIT_VALUE) && set.len() != 1 {
+            return Err(SbiError::InvalidParam);
+        }
+        let fw_bits = self.cfg.fw_bits;
+        let mut already = false;
+        for (b, idx) in set {
+            let c = &mut self.counters[idx];
+            if c.event.is_none() {
+                self.anomalies.push(Anomaly::StartUnconfigured(idx));
+                continue;
+            }
+            if c.started {
+                already = true;
+                continue;
+            }
+            let mask = c.mask(fw_bits);
+            if flags.contains(StartFlags::SET_INIT_VALUE) {
+                c.value = init & mask;
+            } else if flags.contains(StartFlags::INIT_SNAPSHOT) {
+                c.value = self.page.ctr_values.get(b).copied().unwrap_or(0) & mask;
+            }
+            c.started = true;
+            c.overflow = false;
+        }
+        if already {
+            Err(SbiError::AlreadyStarted)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Table 13.
+    fn stop(&mut self, cbase: usize, cmask: usize, flags: usize) -> Result<(), SbiError> {
+        let flags = StopFlags::from_raw(flags)?;
+        let set = self.counter_set(cbase, cmask)?;
+        let snapshot = flags.contains(StopFlags::TAKE_SNAPSHOT);
+        if snapshot && self.shmem.is_none() {
+            return Err(SbiError::NoShmem);
+        }
+        let mut already = false;
+        let mut overflow = 0u64;
+        for (b, idx) in set {
+            let c = &mut self.counters[idx];
+            if c.event.is_none() {
+                continue;
+            }
+            if c.started {
+                c.started = false;
+            } else {
+                already = true;
+            }
+            if snapshot {
+                if let Some(slot) = self.page.ctr_values.get_mut(b) {
+                    *slot = c.value;
+                }
+                if c.overflow && b < 64 {
+                    overflow |= 1 << b;
+                }
+            }
+            if flags.contains(StopFlags::RESET) {
+                c.event = None;
+                c.inhibit = CfgFlags::empty();
+            }
+        }
+        if snapshot {
+            self.page.ctr_overflow_mask = if self.cfg.sscofpmf { overflow } else { 0 };
+        }
+        if already {
+            Err(SbiError::AlreadyStopped)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Tables 14 and 15.
+    fn fw_read(&self, idx: usize) -> Result<u64, SbiError> {
+        match self.counters.get(idx) {
+            Some(c) if c.spec == CounterSpec::Fw => Ok(c.value),
+            _ => Err(SbiError::InvalidParam),
+        }
+    }
+
+    /// Table 17.
+    fn set_shmem(&mut self, lo: usize, hi: usize, flags: usize) -> Result<(), SbiError> {
+        if !self.cfg.snapshot {
+            return Err(SbiError::NotSupported);
+        }
+        if flags != 0 {
+            return Err(SbiError::InvalidParam);
+        }
+        if lo == SBI_SHMEM_DISABLE && hi == SBI_SHMEM_DISABLE {
+            self.shmem = None;
+            return Ok(());
+        }
+        if !lo.is_multiple_of(SnapshotPage::SIZE) {
+            return Err(SbiError::InvalidParam);
+        }
+        if hi != 0 || lo as u64 != SNAPSHOT_PHYS {
+            return Err(SbiError::InvalidAddress);
+        }
+        self.shmem = Some(lo as u64);
+        Ok(())
+    }
+
+    /// Table 19.
+    fn event_get_info(
+        &mut self,
+        lo: usize,
+        hi: usize,
+        num: usize,
+        flags: usize,
+    ) -> Result<(), SbiError> {
+        if !self.cfg.event_info {
+            return Err(SbiError::NotSupported);
+        }
+        if flags != 0 || !lo.is_multiple_of(EventInfo::SIZE) {
+            return Err(SbiError::InvalidParam);
+        }
+        let base = EVENT_INFO_PHYS as usize;
+        let end = base + EVENT_INFO_ENTRIES * EventInfo::SIZE;
+        let Some(first) = lo.checked_sub(base).map(|off| off / EventInfo::SIZE) else {
+            return Err(SbiError::InvalidAddress);
+        };
+        let fits = num
+            .checked_mul(EventInfo::SIZE)
+            .and_then(|len| lo.checked_add(len))
+            .is_some_and(|stop| stop <= end);
+        if hi != 0 || !fits {
+            return Err(SbiError::InvalidAddress);
+        }
+        let entries = first..first + num;
+        if self.event_info_mem[entries.clone()]
+            .iter()
+            .any(|e| e.event_idx & !EventIdx::VALID_MASK != 0)
+        {
+            return Err(SbiError::InvalidParam);
+        }
+        for i in entries {
+            let e = self.event_info_mem[i];
+            let supported = EventIdx::from_raw(e.event_idx)
+                .and_then(|idx| self.eligible(idx, e.event_data))
+                .is_some();
+            self.event_info_mem[i].output = u32::from(supported);
+        }
+        Ok(())
+    }
+}
+
+impl SbiEcall for Model {
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+        self.ecall(EXT_PMU, fid.id(), args)
+    }
+
+    fn read_csr(&mut self, csr: u16) -> u64 {
+        if csr == CSR_SCOUNTOVF {
+            if !self.cfg.sscofpmf {
+                self.anomalies.push(Anomaly::UnknownCsr(csr));
+                return 0;
+            }
+            return self
+                .counters
+                .iter()
+                .filter_map(|c| match c.spec {
+                    CounterSpec::Hw { csr, .. } if c.overflow => Some(csr),
+                    _ => None,
+                })
+                .filter(|csr| (CSR_CYCLE..=CSR_HPMCOUNTER31).contains(csr))
+                .fold(0, |m, csr| m | 1 << (csr - CSR_CYCLE));
+        }
+        match self
+            .counters
+            .iter()
+            .find(|c| matches!(c.spec, CounterSpec::Hw { csr: x, .. } if x == csr))
+        {
+            Some(c) => c.value,
+            None => {
+                self.anomalies.push(Anomaly::UnknownCsr(csr));
+                0
+            }
+        }
+    }
+
+    fn snapshot_mem(&mut self) -> Option<(u64, &mut SnapshotPage)> {
+        Some((SNAPSHOT_PHYS, &mut self.page))
+    }
+
+    fn event_info_mem(&mut self) -> Option<(u64, &mut [EventInfo])> {
+        Some((EVENT_INFO_PHYS, &mut self.event_info_mem))
+    }
+}

@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Counters and per-event state: what the platform offers (`PmuInfo`, the C driver's `cmask` and
+//! `pmu_ctr_list`), what perf keeps per event (`HwPerfEvent`, a copy of `struct hw_perf_event`), and
+//! the counting arithmetic of `drivers/perf/riscv_pmu.c`: counter deltas that wrap at the counter
+//! width, and the sampling period with `left` clamped to half the counter range.
+
+use bitflags::bitflags;
+
+use crate::abi::{
+    CounterInfo, CounterKind, EventIdx, EventInfo, EventType, HwGeneralEvent, SbiError, SbiVersion,
+    StopFlags, CSR_CYCLE, CSR_INSTRET, RISCV_MAX_COUNTERS,
+};
+use crate::dt::DtPmuMaps;
+use crate::events::{event_map, EventAttr, EventRequest, MapError, StdEvents, UserAccess};
+use crate::firmware::Firmware;
+
+bitflags! {
+    /// `hw_perf_event::state`: the `PERF_HES_*` bits perf and the driver share.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct HesState: u32 {
+        /// `PERF_HES_STOPPED`: the counter is stopped.
+        const STOPPED = 0x01;
+        /// `PERF_HES_UPTODATE`: the event count is up to date with the counter.
+        const UPTODATE = 0x02;
+    }
+}
+
+bitflags! {
+    /// `hw_perf_event::flags` of a RISC-V PMU event.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct EventFlags: u32 {
+        /// `PERF_EVENT_FLAG_NO_USER_ACCESS`: `perf_user_access` was 0 at event_init.
+        const NO_USER_ACCESS = 1 << 0;
+        /// `PERF_EVENT_FLAG_USER_ACCESS`: `perf_user_access` was 1 at event_init.
+        const USER_ACCESS = 1 << 1;
+        /// `PERF_EVENT_FLAG_LEGACY`: `perf_user_access` was 2 at event_init.
+        const LEGACY = 1 << 2;
+        /// The event samples (`is_sampling_event()`); a driver-private bit inside
+        /// `PERF_EVENT_FLAG_ARCH`.
+        const SAMPLING = 1 << 3;
+        /// `PERF_EVENT_FLAG_USER_READ_CNT`: user space reads the counter directly (set by perf core
+        /// on mmap).
+        const USER_READ_CNT = 1 << 31;
+    }
+}
+
+/// `hw_perf_event::idx` of an event that has no counter.
+pub const IDX_NONE: i32 = -1;
+
+/// The per-event state perf keeps in `struct hw_perf_event`, which the kernel glue copies in before a
+/// driver operation and out after it. Perf owns it per event, across CPUs; the driver never keeps a
+/// reference to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HwPerfEvent {
+    /// `hwc->idx`: the logical counter, or [`IDX_NONE`].
+    pub idx: i32,
+    /// `hwc->event_base`: the raw `event_idx`.
+    pub event_base: u32,
+    /// `hwc->config`: the `event_data`.
+    pub config: u64,
+    /// `hwc->config_base`: the `config_matching` filter flags (`CfgFlags` bits).
+    pub config_base: usize,
+    /// The logical counters allowed for the event (from the device tree or the fixed-counter rules);
+    /// 0 means no constraint. The glue may keep it in `hwc->event_base_rdpmc`, unused on RISC-V.
+    pub cmask: u64,
+    /// `hwc->flags`.
+    pub flags: EventFlags,
+    /// `hwc->state`.
+    pub state: HesState,
+    /// `hwc->prev_count`: the counter value the event's count was last updated to.
+    pub prev_count: u64,
+    /// `hwc->period_left`.
+    pub period_left: i64,
+    /// `hwc->sample_period`.
+    pub sample_period: u64,
+    /// `hwc->last_period`.
+    pub last_period: u64,
+}
+
+impl Default for HwPerfEvent {
+    fn default() -> Self {
+        Self {
+            idx: IDX_NONE,
+            event_base: 0,
+            config: 0,
+            config_base: 0,
+            cmask: 0,
+            flags: EventFlags::empty(),
+            state: HesState::empty(),
+            prev_count: 0,
+            period_left: 0,
+            sample_period: 0,
+            last_period: 0,
+        }
+    }
+}
+
+impl HwPerfEvent {
+    /// The counter the event holds, when `idx` names one of the 64 possible counters.
+    pub fn counter(&self) -> Option<usize> {
+        usize::try_from(self.idx)
+            .ok()
+            .filter(|i| *i < RISCV_MAX_COUNTERS)
+    }
+
+    /// The `event_idx`, when `event_base` holds a valid one.
+    pub fn event_idx(&self) -> Option<EventIdx> {
+        EventIdx::from_raw(self.event_base)
+    }
+
+    /// Whether the event samples.
+    pub fn is_sampling(&self) -> bool {
+        self.flags.contains(EventFlags::SAMPLING)
+    }
+
+    /// Whether the event is counted by a firmware counter.
+    pub fn is_firmware(&self) -> bool {
+        matches!(
+            self.event_idx().map(EventIdx::ty),
+            Some(EventType::Firmware)
+        )
+    }
+}
+
+/// The number of events between two counter values, for a counter of the given width: the difference
+/// wraps at the width, so one wrap between the two reads is accounted for.
+pub const fn counter_delta(prev: u64, new: u64, width_mask: u64) -> u64 {
+    new.wrapping_sub(prev) & width_mask
+}
+
+/// The arithmetic of `riscv_pmu_event_update()` once the counter was read: adds nothing to perf's
+/// count itself but returns the delta for it, moves `prev_count` to `new` and takes the delta off
+/// `period_left`.
+pub fn event_update_with(hw: &mut HwPerfEvent, new: u64, width_mask: u64) -> u64 {
+    let delta = counter_delta(hw.prev_count, new, width_mask);
+    hw.prev_count = new;
+    // perf keeps period_left as an s64 and subtracts with wrapping local64 arithmetic; a delta above
+    // i64::MAX only occurs for 64-bit counters and wraps the same way here.
+    hw.period_left = hw.period_left.wrapping_sub(delta as i64);
+    delta
+}
+
+/// `riscv_pmu_event_set_period()`: programs the next period of a sampling event.
+///
+/// When the period elapsed (`period_left <= 0`) it starts a new one and returns `true` (a sample is
+/// due). The counter is then loaded with `-left`, so it overflows after `left` events; `left` is
+/// clamped to half the counter range (`width_mask >> 1`), which leaves headroom for interrupt latency,
+/// so a long period takes several overflows. The value to load is `prev_count & width_mask`.
+pub fn event_set_period(hw: &mut HwPerfEvent, width_mask: u64) -> bool {
+    // perf refuses periods with bit 63 set, so this only guards the conversion.
+    let period = i64::try_from(hw.sample_period).unwrap_or(i64::MAX);
+    let mut left = hw.period_left;
+    let mut overflow = false;
+    if left <= -period {
+        left = period;
+        hw.period_left = left;
+        hw.last_period = hw.sample_period;
+        overflow = true;
+    }
+    if left <= 0 {
+        left = left.saturating_add(period);
+        hw.period_left = left;
+        hw.last_period = hw.sample_period;
+        overflow = true;
+    }
+    let max = (width_mask >> 1) as i64; // Half a u64 range always fits an i64.
+    if left > max {
+        left = max;
+    }
+    hw.prev_count = (left as u64).wrapping_neg();
+    overflow
+}
+
+/// The lowest value a counting event's hardware counter may continue from, and the value it is loaded
+/// with when it must be moved.
+///
+/// An overflow interrupt updates a counting event with `(new - prev_count) & width_mask`, which is
+/// only right if the counter has not come back to `prev_count` since the wrap: the interrupt latency
+/// must stay below `prev_count` events. Starting from at least this floor keeps a margin of half the
+/// counter range (as `riscv_pmu_event_set_period()` does for sampling events), capped at 2^32 events
+/// so that a 64-bit counter, which never wraps in practice, is almost never reloaded.
+pub const fn counting_floor(width_mask: u64) -> u64 {
+    let half = (width_mask >> 1) + 1;
+    if half < 1 << 32 {
+        half
+    } else {
+        1 << 32
+    }
+}
+
+/// What the platform offers, found at probe: the C driver's `cmask`, `pmu_ctr_list` and SBI version.
+/// It is the same for every CPU (the C driver does not handle heterogeneous harts either).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PmuInfo {
+    /// The SBI specification version.
+    pub version: SbiVersion,
+    /// What `sbi_pmu_num_counters` returned, clamped to [`RISCV_MAX_COUNTERS`].
+    pub num_counters: usize,
+    /// The usable counters: those whose `counter_get_info` succeeded with a non-zero word.
+    pub cmask: u64,
+    /// The usable hardware counters.
+    pub hw_mask: u64,
+    /// The usable firmware counters.
+    pub fw_mask: u64,
+    ctr_info: [usize; RISCV_MAX_COUNTERS],
+}
+
+impl PmuInfo {
+    /// `pmu_sbi_find_num_ctrs()` and `pmu_sbi_get_ctrinfo()`: asks firmware for its counters. Counters
+    /// whose `counter_get_info` fails are skipped ("the logical counter ids are not expected to be
+    /// contiguous"); only a failing `num_counters` is an error.
+    pub fn probe<F: Firmware>(fw: &mut F, version: SbiVersion) -> Result<Self, SbiError> {
+        let num = fw.num_counters()?;
+        let mut infos = [None; RISCV_MAX_COUNTERS];
+        for (i, slot) in infos.iter_mut().enumerate().take(num) {
+            *slot = fw.counter_get_info(i).ok();
+        }
+        let mut info = Self::from_counter_infos(version, &infos);
+        info.num_counters = num.min(RISCV_MAX_COUNTERS);
+        Ok(info)
+    }
+
+    /// Builds the table from raw `counter_info` words, `None` for counters whose query failed. Words
+    /// of zero are treated as invalid, as `pmu_sbi_ctr_get_idx()` refuses them; entries past
+    /// [`RISCV_MAX_COUNTERS`] are ignored.
+    pub fn from_counter_infos(version: SbiVersion, infos: &[Option<usize>]) -> Self {
+        let mut info = Self {
+            version,
+            num_counters: infos.len().min(RISCV_MAX_COUNTERS),
+            cmask: 0,
+            hw_mask: 0,
+            fw_mask: 0,
+            ctr_info: [0; RISCV_MAX_COUNTERS],
+        };
+        for (i, raw) in infos.iter().enumerate().take(RISCV_MAX_COUNTERS) {
+            if let Some(raw) = raw.filter(|raw| *raw != 0) {
+                info.ctr_info[i] = raw;
+                info.cmask |= 1 << i;
+                match CounterInfo::decode(raw).kind {
+                    CounterKind::Hardware => info.hw_mask |= 1 << i,
+                    CounterKind::Firmware => info.fw_mask |= 1 << i,
+                }
+            }
+        }
+        info
+    }
+
+    /// The decoded `counter_info` of a usable counter.
+    pub fn counter_info(&self, idx: usize) -> Option<CounterInfo> {
+        if idx < RISCV_MAX_COUNTERS && self.cmask & (1 << idx) != 0 {
+            self.ctr_info.get(idx).map(|raw| CounterInfo::decode(*raw))
+        } else {
+            None
+        }
+    }
+
+    /// The raw `counter_info` word of a counter (0 for unusable ones).
+    pub fn raw_counter_info(&self, idx: usize) -> usize {
+        self.ctr_info.get(idx).copied().unwrap_or(0)
+    }
+
+    /// The number of usable hardware counters.
+    pub fn num_hw_counters(&self) -> u32 {
+        self.hw_mask.count_ones()
+    }
+
+    /// The number of usable firmware counters.
+    pub fn num_fw_counters(&self) -> u32 {
+        self.fw_mask.count_ones()
+    }
+
+    /// `GENMASK_ULL(width, 0)` of a counter; 0 for an unusable one.
+    pub fn width_mask(&self, idx: usize) -> u64 {
+        self.counter_info(idx).map_or(0, CounterInfo::width_mask)
+    }
+
+    /// The width mask `riscv_pmu_ctr_get_width_mask()` uses before an event has a counter: that of
+    /// counter 0. When counter 0 is not usable the C driver reads a zeroed entry (a 1-bit mask); this
+    /// takes the first usable counter instead.
+    pub fn init_width_mask(&self) -> u64 {
+        let first = if self.cmask & 1 != 0 {
+            0
+        } else {
+            self.cmask.trailing_zeros() as usize
+        };
+        match self.counter_info(first) {
+            Some(info) => info.width_mask(),
+            None => u64::MAX,
+        }
+    }
+
+    /// `riscv_pmu_get_hpm_info()`: the width field of the first usable counter other than `cycle` and
+    /// `instret`, and the number of hardware counters; `None` when there is no counter at all.
+    pub fn hpm_info(&self) -> Option<(u32, u32)> {
+        if self.cmask == 0 {
+            return None;
+        }
+        let width = (0..RISCV_MAX_COUNTERS)
+            .filter_map(|i| self.counter_info(i))
+            .find(|c| c.csr != CSR_CYCLE && c.csr != CSR_INSTRET)
+            .map_or(0, |c| u32::from(c.width));
+        Some((width, self.num_hw_counters()))
+    }
+
+    /// The logical counters of a set of hardware counters (bit `n` = `mhpmcounterN`, as in
+    /// `scountovf` and the device tree bitmaps).
+    pub fn logical_from_hw(&self, hw_bits: u64) -> u64 {
+        let mut mask = 0;
+        for i in 0..RISCV_MAX_COUNTERS {
+            if let Some(h) = self.counter_info(i).and_then(CounterInfo::hw_index) {
+                if hw_bits & (1 << h) != 0 {
+                    mask |= 1 << i;
+                }
+            }
+        }
+        mask
+    }
+
+    /// The logical counters an event may use when nothing more is known: firmware counters for
+    /// firmware events; for hardware events the hardware counters, less the fixed-function `cycle`,
+    /// `time` and `instret` counters for events other than cycles and instructions, which the
+    /// privileged specification ties to those counters.
+    pub fn default_event_cmask(&self, event_idx: EventIdx) -> u64 {
+        if matches!(event_idx.ty(), EventType::Firmware) {
+            return self.fw_mask;
+        }
+        let fixed = self.logical_from_hw(0x7);
+        match event_idx.hw_event() {
+            Some(HwGeneralEvent::CpuCycles) => self.hw_mask & !self.logical_from_hw(0b110),
+            Some(HwGeneralEvent::Instructions) => self.hw_mask & !self.logical_from_hw(0b011),
+            _ => self.hw_mask & !fixed,
+        }
+    }
+
+    /// The logical counters an event may use: the device tree map when it covers the event (plus the
+    /// fixed counter of cycles or instructions, which firmware always allows), else
+    /// [`PmuInfo::default_event_cmask`].
+    pub fn event_cmask(&self, req: &EventRequest, dt: Option<&DtPmuMaps<'_>>) -> u64 {
+        let default = self.default_event_cmask(req.event_idx);
+        if req.is_firmware {
+            return default;
+        }
+        let fixed = match req.event_idx.hw_event() {
+            Some(HwGeneralEvent::CpuCycles) => self.logical_from_hw(0b001),
+            Some(HwGeneralEvent::Instructions) => self.logical_from_hw(0b100),
+            _ => 0,
+        };
+        match dt.and_then(|maps| maps.hw_counters(req.event_idx, req.event_data)) {
+            Some(bits) => (self.logical_from_hw(u64::from(bits)) | fixed) & self.hw_mask,
+            None => default,
+        }
+    }
+
+    /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()` and `pmu_sbi_event_init()`: maps the
+    /// attribute, refuses standard events the platform lacks, and fills the per-event state. A
+    /// non-sampling event gets `sample_period = width_mask >> 1`, as in the C driver.
+    pub fn event_init(
+        &self,
+        attr: &EventAttr,
+        access: UserAccess,
+        std_events: &StdEvents,
+        dt: Option<&DtPmuMaps<'_>>,
+        hw: &mut HwPerfEvent,
+    ) -> Result<EventRequest, MapError> {
+        let req = event_map(attr, self.version)?;
+        std_events.check(&req)?;
+        hw.idx = IDX_NONE;
+        hw.event_base = req.event_idx.raw();
+        hw.config = req.event_data;
+        hw.config_base = req.cflags.bits();
+        hw.cmask = self.event_cmask(&req, dt);
+        hw.flags = match access {
+            UserAccess::NoUserAccess => EventFlags::NO_USER_ACCESS,
+            UserAccess::UserAccess => EventFlags::USER_ACCESS,
+            UserAccess::Legacy => EventFlags::LEGACY,
+        };
+        if attr.sampling {
+            hw.flags |= EventFlags::SAMPLING;
+        } else {
+            let period = self.init_width_mask() >> 1;
+            hw.sample_period = period;
+            hw.last_period = period;
+            // Half a u64 range always fits an i64.
+            hw.period_left = period as i64;
+        }
+        Ok(req)
+    }
+
+    /// `pmu_sbi_check_std_events()`: finds which of the 52 standard events the platform can count.
+    ///
+    /// With SBI v3.0 and an event-info array from the implementation, one `event_get_info` call answers
+    /// for all of them. Otherwise (or if that call fails) each event is tried with
+    /// `counter_config_matching` over all counters and, when a counter was configured, released again
+    /// with a `counter_stop` with RESET; only SBI_ERR_NOT_SUPPORTED marks an event unavailable, as in
+    /// the C driver.
+    pub fn check_std_events<F: Firmware>(&self, fw: &mut F) -> StdEvents {
+        if self.version.at_least(SbiVersion::V3_0) {
+            if let Some(found) = self.check_std_events_info(fw) {
+                return found;
+            }
+        }
+        let mut found = StdEvents::ALL;
+        for i in 0..StdEvents::COUNT {
+            let Some(idx) = StdEvents::nth(i) else { break };
+            let flags = crate::abi::CfgFlags::empty();
+            // RV64 and at most 64 counters: one call covers the whole mask.
+            match fw.counter_config_matching(0, self.cmask as usize, flags, idx, 0) {
+                Ok(ctr) => {
+                    // Releasing the counter cannot fail in a way the check could act on.
+                    let _ = fw.counter_stop(ctr, 1, StopFlags::RESET);
+                }
+                Err(SbiError::NotSupported) => found.set(idx, false),
+                Err(_) => {}
+            }
+        }
+        found
+    }
+
+    fn check_std_events_info<F: Firmware>(&self, fw: &mut F) -> Option<StdEvents> {
+        let (phys, entries) = fw.event_info_shmem()?;
+        if entries.len() < StdEvents::COUNT {
+            return None;
+        }
+        for (i, entry) in entries.iter_mut().enumerate().take(StdEvents::COUNT) {
+            *entry = EventInfo::new(StdEvents::nth(i)?, 0);
+        }
+        // On RV64 a physical address fits shmem_phys_lo; shmem_phys_hi is zero.
+        fw.event_get_info(phys as usize, 0, StdEvents::COUNT, 0)
+            .ok()?;
+        let (_, entries) = fw.event_info_shmem()?;
+        let mut found = StdEvents::ALL;
+        for (i, entry) in entries.iter().enumerate().take(StdEvents::COUNT) {
+            found.set(StdEvents::nth(i)?, entry.is_supported());
+        }
+        Some(found)
+    }
+}
+
+/// Whether every event of a group can have a counter at once: a matching of events to distinct
+/// counters within each event's allowed mask (`cmask`), found with augmenting paths (Kuhn's
+/// algorithm). A group of more than 64 events never fits.
+pub fn group_fits(masks: &[u64]) -> bool {
+    if masks.len() > RISCV_MAX_COUNTERS {
+        return false;
+    }
+    // owner[c] = the event holding counter c.
+    let mut owner = [NO_OWNER; RISCV_MAX_COUNTERS];
+    (0..masks.len()).all(|e| augment(masks, e, &mut owner))
+}
+
+const NO_OWNER: u8 = u8::MAX;
+
+/// Finds a counter for event `e`, moving events already placed along an augmenting path. The search is
+/// iterative over a fixed stack: every level marks a new counter as seen, so it is at most 64 deep.
+fn augment(masks: &[u64], e: usize, owner: &mut [u8; RISCV_MAX_COUNTERS]) -> bool {
+    let mask_of = |ev: usize| masks.get(ev).copied().unwrap_or(0);
+    let mut seen = 0u64;
+    // Frames of (event, candidate counters left, counter chosen at this level); events and counters
+    // are below 64, so they fit a u8.
+    let mut stack = [(0u8, 0u64, 0u8); RISCV_MAX_COUNTERS + 1];
+    let mut depth = 0usize;
+    stack[0] = (e as u8, mask_of(e), 0);
+    loop {
+        let Some(frame) = stack.get_mut(depth) else {
+            return false;
+        };
+        let avail = frame.1 & !seen;
+        if avail == 0 {
+            if depth == 0 {
+                return false;
+            }
+            depth -= 1;
+            continue;
+        }
+        let c = avail.trailing_zeros() as usize; // Below 64: avail is not zero.
+        seen |= 1 << c;
+        frame.1 &= !(1 << c);
+        frame.2 = c as u8;
+        let holder = owner.get(c).copied().unwrap_or(NO_OWNER);
+        if holder == NO_OWNER {
+            // Every event on the path takes the counter chosen at its level.
+            for &(ev, _, ch) in stack.iter().take(depth + 1) {
+                if let Some(slot) = owner.get_mut(usize::from(ch)) {
+                    *slot = ev;
+                }
+            }
+            return true;
+        }
+        depth += 1;
+        match stack.get_mut(depth) {
+            Some(next) => *next = (holder, mask_of(usize::from(holder)), 0),
+            None => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::CounterInfo;
+    use crate::events::PERF_TYPE_HARDWARE;
+
+    fn hw(csr: u16, bits: u8) -> Option<usize> {
+        Some(
+            CounterInfo {
+                csr,
+                width: bits - 1,
+                kind: CounterKind::Hardware,
+            }
+            .encode(),
+        )
+    }
+
+    fn fwc() -> Option<usize> {
+        Some(
+            CounterInfo {
+                csr: 0,
+                width: 63,
+                kind: CounterKind::Firmware,
+            }
+            .encode(),
+        )
+    }
+
+    /// QEMU's layout: cycle, (time fails), instret, hpmcounter3..6 with 48 bits, 2 firmware counters.
+    fn qemu_like() -> PmuInfo {
+        PmuInfo::from_counter_infos(
+            SbiVersion::V2_0,
+            &[
+                hw(0xC00, 64),
+                None,
+                hw(0xC02, 64),
+                hw(0xC03, 48),
+                hw(0xC04, 48),
+                hw(0xC05, 48),
+                hw(0xC06, 48),
+                fwc(),
+                fwc(),
+            ],
+        )
+    }
+
+    #[test]
+    fn delta_wraps_at_every_width() {
+        for bits in 32..=64u32 {
+            let mask = u64::MAX >> (64 - bits);
+            // Plain increase.
+            assert_eq!(counter_delta(5, 12, mask), 7);
+            // Wrap from near the top to near zero.
+            assert_eq!(counter_delta(mask - 2, 4, mask), 7, "{bits} bits");
+            // A full-range step minus one.
+            assert_eq!(counter_delta(1, 0, mask), mask, "{bits} bits");
+            // High garbage above the width is ignored.
+            assert_eq!(counter_delta(!mask | 3, 10, mask), 7, "{bits} bits");
+        }
+    }
+
+    #[test]
+    fn set_period_follows_riscv_pmu_event_set_period() {
+        let mask = (1u64 << 48) - 1;
+        let mut hw = HwPerfEvent {
+            sample_period: 1000,
+            period_left: 1000,
+            ..HwPerfEvent::default()
+        };
+        assert!(!event_set_period(&mut hw, mask));
+        assert_eq!(hw.prev_count & mask, (1 << 48) - 1000);
+        // 1000 events later the counter wrapped: period_left is 0, a sample is due.
+        assert_eq!(event_update_with(&mut hw, 0, mask), 1000);
+        assert_eq!(hw.period_left, 0);
+        assert!(event_set_period(&mut hw, mask));
+        assert_eq!(hw.period_left, 1000);
+        assert_eq!(hw.last_period, 1000);
+        // Far behind (left <= -period): restart a full period.
+        hw.period_left = -5000;
+        assert!(event_set_period(&mut hw, mask));
+        assert_eq!(hw.period_left, 1000);
+        // A period above half the range is clamped when loaded, not in period_left.
+        hw.sample_period = 1 << 60;
+        hw.period_left = 1 << 60;
+        assert!(!event_set_period(&mut hw, mask));
+        assert_eq!(hw.period_left, 1 << 60);
+        assert_eq!(hw.prev_count & mask, (1 << 48) - (mask >> 1));
+        // A zero period cannot divide or overflow anything.
+        hw.sample_period = 0;
+        hw.period_left = 0;
+        assert!(event_set_period(&mut hw, mask));
+        assert_eq!(hw.prev_count, 0);
+        hw.sample_period = u64::MAX;
+        hw.period_left = i64::MIN;
+        assert!(event_set_period(&mut hw, u64::MAX));
+    }
+
+    #[test]
+    fn probe_table_and_masks() {
+        let info = qemu_like();
+        assert_eq!(info.cmask, 0b1_1111_1101);
+        assert_eq!(info.hw_mask, 0b0_0111_1101);
+        assert_eq!(info.fw_mask, 0b1_1000_0000);
+        assert_eq!(info.num_hw_counters(), 6);
+        assert_eq!(info.num_fw_counters(), 2);
+        assert_eq!(info.width_mask(0), u64::MAX);
+        assert_eq!(info.width_mask(3), (1 << 48) - 1);
+        assert_eq!(info.width_mask(1), 0);
+        assert_eq!(info.width_mask(200), 0);
+        assert_eq!(info.init_width_mask(), u64::MAX);
+        assert_eq!(info.hpm_info(), Some((47, 6)));
+        assert_eq!(info.logical_from_hw(0b1001), 0b1001);
+        let cycles = EventIdx::hw(HwGeneralEvent::CpuCycles);
+        let instr = EventIdx::hw(HwGeneralEvent::Instructions);
+        assert_eq!(info.default_event_cmask(cycles), 0b111_1001);
+        assert_eq!(info.default_event_cmask(instr), 0b111_1100);
+        assert_eq!(info.default_event_cmask(EventIdx::RAW), 0b111_1000);
+        assert_eq!(info.default_event_cmask(EventIdx::fw(3)), 0b1_1000_0000);
+
+        // Counter 0 absent: the init width comes from the first usable counter.
+        let odd = PmuInfo::from_counter_infos(SbiVersion::V0_3, &[None, Some(0), hw(0xC03, 40)]);
+        assert_eq!(odd.cmask, 0b100);
+        assert_eq!(odd.init_width_mask(), (1 << 40) - 1);
+        let none = PmuInfo::from_counter_infos(SbiVersion::V0_3, &[]);
+        assert_eq!(none.hpm_info(), None);
+        assert_eq!(none.init_width_mask(), u64::MAX);
+    }
+
+    #[test]
+    fn event_init_sets_half_range_period_for_counting_events() {
+        let info = qemu_like();
+        let attr = EventAttr {
+            ty: PERF_TYPE_HARDWARE,
+            config: 4,
+            exclude_kernel: true,
+            ..EventAttr::default()
+        };
+        let mut hw = HwPerfEvent::default();
+        let req = info
+            .event_init(
+                &attr,
+                UserAccess::UserAccess,
+                &StdEvents::ALL,
+                None,
+                &mut hw,
+            )
+            .unwrap();
+        assert_eq!(hw.event_base, 5);
+        assert_eq!(hw.config_base, req.cflags.bits());
+        assert_eq!(hw.sample_period, u64::MAX >> 1);
+        assert_eq!(hw.period_left, i64::MAX);
+        assert_eq!(hw.cmask, 0b111_1000);
+        assert_eq!(hw.flags, EventFlags::USER_ACCESS);
+        assert_eq!(hw.idx, IDX_NONE);
+
+        let sampling = EventAttr {
+            sampling: true,
+            ..attr
+        };
+        let mut hw = HwPerfEvent {
+            sample_period: 4000,
+            period_left: 4000,
+            ..HwPerfEvent::default()
+        };
+        info.event_init(
+            &sampling,
+            UserAccess::Legacy,
+            &StdEvents::ALL,
+            None,
+            &mut hw,
+        )
+        .unwrap();
+        assert_eq!(hw.sample_period, 4000);
+        assert!(hw.is_sampling());
+        assert!(hw.flags.contains(EventFlags::LEGACY));
+
+        let mut none = StdEvents::ALL;
+        none.set(EventIdx::hw(HwGeneralEvent::BranchInstructions), false);
+        assert_eq!(
+            info.event_init(&attr, UserAccess::UserAccess, &none, None, &mut hw),
+            Err(MapError::Unavailable)
+        );
+    }
+
+    #[test]
+    fn group_fits_finds_a_matching() {
+        assert!(group_fits(&[]));
+        assert!(group_fits(&[0b1]));
+        assert!(!group_fits(&[0b1, 0b1]));
+        assert!(group_fits(&[0b11, 0b1]));
+        assert!(group_fits(&[0b110, 0b011, 0b001]));
+        assert!(!group_fits(&[0b011, 0b011, 0b011]));
+        assert!(!group_fits(&[0]));
+        let all: [u64; 64] = core::array::from_fn(|i| 1u64 << (63 - i) | 1);
+        assert!(group_fits(&all));
+        let chain: [u64; 64] = core::array::from_fn(|i| if i == 0 { 1 } else { 0b11 << (i - 1) });
+        assert!(group_fits(&chain));
+        let too_many = [u64::MAX; 65];
+        assert!(!group_fits(&too_many));
+    }
+}

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The interface between the driver logic and the SBI implementation.
+//!
+//! [`Firmware`] has one method per SBI PMU function, plus the two things the driver does without an
+//! SBI call: reading a counter CSR, and looking at the memory it shares with firmware. The kernel
+//! implements it with `ecall`s and `csrr`; the host tests implement it with a model of an SBI
+//! implementation. Most implementations only need to provide the raw call, through [`SbiEcall`], and
+//! get [`Firmware`] from the blanket implementation, which encodes the arguments exactly as the
+//! specification lays them out in `a0`..`a5`.
+//!
+//! # Shared memory
+//!
+//! The specification names shared memory by physical address. The memory itself belongs to the
+//! implementor of the trait (the kernel glue allocates one page per CPU for the snapshot and an array
+//! for `event_get_info`; the model simulates physical memory), which hands the driver logic the
+//! physical address together with a short-lived `&mut` view through [`Firmware::snapshot_shmem`] and
+//! [`Firmware::event_info_shmem`]. Because that view borrows the implementor mutably, the driver
+//! logic can never hold it across an SBI call, which is when firmware writes the memory: every access
+//! asks for a fresh view after the call returned.
+
+use crate::abi::{
+    sbi_result, CfgFlags, EventIdx, EventInfo, Fid, SbiError, SnapshotPage, StartFlags, StopFlags,
+};
+
+/// The nine SBI PMU functions, the counter CSR reads and the shared memory views the driver uses.
+///
+/// All methods act on the calling hart (CPU): an implementation is per CPU, and the driver calls it on
+/// the CPU it belongs to with interrupts disabled.
+pub trait Firmware {
+    /// `sbi_pmu_num_counters()` (FID #0): the number of hardware and firmware counters.
+    fn num_counters(&mut self) -> Result<usize, SbiError>;
+
+    /// `sbi_pmu_counter_get_info(counter_idx)` (FID #1): the raw `counter_info` word of a counter,
+    /// decoded by [`crate::abi::CounterInfo::decode`].
+    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError>;
+
+    /// `sbi_pmu_counter_config_matching(counter_idx_base, counter_idx_mask, config_flags, event_idx,
+    /// event_data)` (FID #2): finds and configures a counter, returns its index.
+    fn counter_config_matching(
+        &mut self,
+        counter_idx_base: usize,
+        counter_idx_mask: usize,
+        config_flags: CfgFlags,
+        event_idx: EventIdx,
+        event_data: u64,
+    ) -> Result<usize, SbiError>;
+
+    /// `sbi_pmu_counter_start(counter_idx_base, counter_idx_mask, start_flags, initial_value)`
+    /// (FID #3).
+    fn counter_start(
+        &mut self,
+        counter_idx_base: usize,
+        counter_idx_mask: usize,
+        start_flags: StartFlags,
+        initial_value: u64,
+    ) -> Result<(), SbiError>;
+
+    /// `sbi_pmu_counter_stop(counter_idx_base, counter_idx_mask, stop_flags)` (FID #4).
+    fn counter_stop(
+        &mut self,
+        counter_idx_base: usize,
+        counter_idx_mask: usize,
+        stop_flags: StopFlags,
+    ) -> Result<(), SbiError>;
+
+    /// `sbi_pmu_counter_fw_read(counter_idx)` (FID #5): the value of a firmware counter.
+    fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError>;
+
+    /// `sbi_pmu_counter_fw_read_hi(counter_idx)` (FID #6, SBI v2.0): the upper 32 bits of a firmware
+    /// counter on RV32, always zero on RV64.
+    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError>;
+
+    /// `sbi_pmu_snapshot_set_shmem(shmem_phys_lo, shmem_phys_hi, flags)` (FID #7, SBI v2.0). Both
+    /// addresses all ones ([`crate::abi::SBI_SHMEM_DISABLE`]) disable the snapshot memory.
+    fn snapshot_set_shmem(
+        &mut self,
+        shmem_phys_lo: usize,
+        shmem_phys_hi: usize,
+        flags: usize,
+    ) -> Result<(), SbiError>;
+
+    /// `sbi_pmu_event_get_info(shmem_phys_lo, shmem_phys_hi, num_entries, flags)` (FID #8, SBI v3.0).
+    fn event_get_info(
+        &mut self,
+        shmem_phys_lo: usize,
+        shmem_phys_hi: usize,
+        num_entries: usize,
+        flags: usize,
+    ) -> Result<(), SbiError>;
+
+    /// Reads a counter CSR of this hart (`csrr`): `cycle`, `instret`, `hpmcounterN` for hardware
+    /// counters, and `scountovf` ([`crate::abi::CSR_SCOUNTOVF`]) for the overflow bits.
+    fn read_counter_csr(&mut self, csr: u16) -> u64;
+
+    /// The physical address of this hart's snapshot page and the supervisor's view of it, if the
+    /// implementation has one. The default has none, so the driver runs without snapshot.
+    fn snapshot_shmem(&mut self) -> Option<(u64, &mut SnapshotPage)> {
+        None
+    }
+
+    /// The physical address and the supervisor's view of an array of event-info entries that
+    /// `event_get_info` may use, if the implementation has one. The default has none, so the driver
+    /// checks events with `counter_config_matching` instead.
+    fn event_info_shmem(&mut self) -> Option<(u64, &mut [EventInfo])> {
+        None
+    }
+}
+
+/// The `sbiret` pair an SBI call returns in `a0` and `a1`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SbiRet {
+    /// `sbiret.error` (`a0`): 0 for success or an SBI error code.
+    pub error: isize,
+    /// `sbiret.value` (`a1`).
+    pub value: usize,
+}
+
+impl SbiRet {
+    /// The pair as a `Result`.
+    pub fn result(self) -> Result<usize, SbiError> {
+        sbi_result(self.error, self.value)
+    }
+}
+
+/// The raw form of [`Firmware`]: one SBI call into the PMU extension (EID 0x504D55) with the function
+/// ID in `a6` and six argument registers `a0`..`a5`, plus the accesses that are not SBI calls.
+///
+/// Every `SbiEcall` is a [`Firmware`] through a blanket implementation.
+pub trait SbiEcall {
+    /// Performs `ecall` with `a7` = [`crate::abi::EXT_PMU`], `a6` = `fid` and `a0`..`a5` = `args`.
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet;
+
+    /// Reads a counter CSR; see [`Firmware::read_counter_csr`].
+    fn read_csr(&mut self, csr: u16) -> u64;
+
+    /// The snapshot page; see [`Firmware::snapshot_shmem`].
+    fn snapshot_mem(&mut self) -> Option<(u64, &mut SnapshotPage)> {
+        None
+    }
+
+    /// The event-info array; see [`Firmware::event_info_shmem`].
+    fn event_info_mem(&mut self) -> Option<(u64, &mut [EventInfo])> {
+        None
+    }
+}
+
+// The driver targets RV64 only, where an argument register holds a full 64-bit value: the `as usize`
+// conversions of `u64` arguments below are lossless because of this assertion.
+const _: () = assert!(usize::BITS == 64);
+
+impl<T: SbiEcall> Firmware for T {
+    fn num_counters(&mut self) -> Result<usize, SbiError> {
+        self.sbi_ecall(Fid::NumCounters, [0; 6]).result()
+    }
+
+    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.sbi_ecall(Fid::CounterGetInfo, [counter_idx, 0, 0, 0, 0, 0])
+            .result()
+    }
+
+    fn counter_config_matching(
+        &mut self,
+        counter_idx_base: usize,
+        counter_idx_mask: usize,
+        config_flags: CfgFlags,
+        event_idx: EventIdx,
+        event_data: u64,
+    ) -> Result<usize, SbiError> {
+        // On RV64 event_data is passed whole in a4; a5 (its upper half on RV32) is zero.
+        let args = [
+            counter_idx_base,
+            counter_idx_mask,
+            config_flags.bits(),
+            event_idx.raw() as usize,
+            event_data as usize,
+            0,
+        ];
+        self.sbi_ecall(Fid::CounterConfigMatching, args).result()
+    }
+
+    fn counter_start(
+        &mut self,
+        counter_idx_base: usize,
+        counter_idx_mask: usize,
+        start_flags: StartFlags,
+        initial_value: u64,
+    ) -> Result<(), SbiError> {
+        let args = [
+            counter_idx_base,
+            counter_idx_mask,
+            start_flags.bits(),
+            initial_value as usize,
+            0,
+            0,
+        ];
+        self.sbi_ecall(Fid::CounterStart, args).result().map(|_| ())
+    }
+
+    fn counter_stop(
+        &mut self,
+        counter_idx_base: usize,
+        counter_idx_mask: usize,
+        stop_flags: StopFlags,
+    ) -> Result<(), SbiError> {
+        let args = [
+            counter_idx_base,
+            counter_idx_mask,
+            stop_flags.bits(),
+            0,
+            0,
+            0,
+        ];
+        self.sbi_ecall(Fid::CounterStop, args).result().map(|_| ())
+    }
+
+    fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.sbi_ecall(Fid::CounterFwRead, [counter_idx, 0, 0, 0, 0, 0])
+            .result()
+    }
+
+    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.sbi_ecall(Fid::CounterFwReadHi, [counter_idx, 0, 0, 0, 0, 0])
+            .result()
+    }
+
+    fn snapshot_set_shmem(
+        &mut self,
+        shmem_phys_lo: usize,
+        shmem_phys_hi: usize,
+        flags: usize,
+    ) -> Result<(), SbiError> {
+        let args = [shmem_phys_lo, shmem_phys_hi, flags, 0, 0, 0];
+        self.sbi_ecall(Fid::SnapshotSetShmem, args)
+            .result()
+            .map(|_| ())
+    }
+
+    fn event_get_info(
+        &mut self,
+        shmem_phys_lo: usize,
+        shmem_phys_hi: usize,
+        num_entries: usize,
+        flags: usize,
+    ) -> Result<(), SbiError> {
+        let args = [shmem_phys_lo, shmem_phys_hi, num_entries, flags, 0, 0];
+        self.sbi_ecall(Fid::EventGetInfo, args).result().map(|_| ())
+    }
+
+    fn read_counter_csr(&mut self, csr: u16) -> u64 {
+        self.read_csr(csr)
+    }
+
+    fn snapshot_shmem(&mut self) -> Option<(u64, &mut SnapshotPage)> {
+        self.snapshot_mem()
+    }
+
+    fn event_info_shmem(&mut self) -> Option<(u64, &mut [EventInfo])> {
+        self.event_info_mem()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records the last call and answers with a fixed `sbiret`.
+    struct Recorder {
+        last: Option<(Fid, [usize; 6])>,
+        ret: SbiRet,
+    }
+
+    impl SbiEcall for Recorder {
+        fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+            self.last = Some((fid, args));
+            self.ret
+        }
+
+        fn read_csr(&mut self, csr: u16) -> u64 {
+            u64::from(csr) * 2
+        }
+    }
+
+    #[test]
+    fn blanket_firmware_passes_arguments_in_spec_order() {
+        let mut r = Recorder {
+            last: None,
+            ret: SbiRet { error: 0, value: 7 },
+        };
+        assert_eq!(r.num_counters(), Ok(7));
+        assert_eq!(r.last, Some((Fid::NumCounters, [0; 6])));
+
+        let idx = EventIdx::fw(5);
+        let flags = CfgFlags::SET_UINH | CfgFlags::CLEAR_VALUE;
+        assert_eq!(
+            r.counter_config_matching(0, 0xf8, flags, idx, u64::MAX),
+            Ok(7)
+        );
+        assert_eq!(
+            r.last,
+            Some((
+                Fid::CounterConfigMatching,
+                [0, 0xf8, 0x22, 0xf0005, usize::MAX, 0]
+            ))
+        );
+
+        r.counter_start(3, 1, StartFlags::SET_INIT_VALUE, 1 << 40)
+            .unwrap();
+        assert_eq!(r.last, Some((Fid::CounterStart, [3, 1, 1, 1 << 40, 0, 0])));
+        r.counter_stop(0, 0x18, StopFlags::RESET | StopFlags::TAKE_SNAPSHOT)
+            .unwrap();
+        assert_eq!(r.last, Some((Fid::CounterStop, [0, 0x18, 3, 0, 0, 0])));
+        r.counter_fw_read(20).unwrap();
+        assert_eq!(r.last, Some((Fid::CounterFwRead, [20, 0, 0, 0, 0, 0])));
+        r.counter_fw_read_hi(21).unwrap();
+        assert_eq!(r.last, Some((Fid::CounterFwReadHi, [21, 0, 0, 0, 0, 0])));
+        r.counter_get_info(4).unwrap();
+        assert_eq!(r.last, Some((Fid::CounterGetInfo, [4, 0, 0, 0, 0, 0])));
+        r.snapshot_set_shmem(0x8000_1000, 0, 0).unwrap();
+        assert_eq!(
+            r.last,
+            Some((Fid::SnapshotSetShmem, [0x8000_1000, 0, 0, 0, 0, 0]))
+        );
+        r.event_get_info(0x8000_2000, 0, 52, 0).unwrap();
+        assert_eq!(
+            r.last,
+            Some((Fid::EventGetInfo, [0x8000_2000, 0, 52, 0, 0, 0]))
+        );
+        assert_eq!(Firmware::read_counter_csr(&mut r, 0xC03), 0x1806);
+        assert!(Firmware::snapshot_shmem(&mut r).is_none());
+        assert!(Firmware::event_info_shmem(&mut r).is_none());
+    }
+
+    #[test]
+    fn blanket_firmware_maps_errors() {
+        let mut r = Recorder {
+            last: None,
+            ret: SbiRet {
+                error: -8,
+                value: 0,
+            },
+        };
+        assert_eq!(
+            r.counter_stop(0, 1, StopFlags::empty()),
+            Err(SbiError::AlreadyStopped)
+        );
+        r.ret.error = -2;
+        assert_eq!(r.snapshot_set_shmem(0, 0, 0), Err(SbiError::NotSupported));
+    }
+}

@@ -1,0 +1,814 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The per-CPU driver core: one CPU's counter table and the operations perf calls on it.
+//!
+//! [`CpuHwEvents`] is the C driver's `struct cpu_hw_events` with the logic of `riscv_pmu.c` and the
+//! counter part of `riscv_pmu_sbi.c` around it. The kernel's perf callbacks are thin wrappers: they
+//! copy the event's `hw_perf_event` into a [`HwPerfEvent`], call the operation here with the CPU's
+//! [`Firmware`], and copy the state back. Nothing here allocates, locks or keeps a reference to an
+//! event; the kernel calls it on the owning CPU with interrupts disabled.
+//!
+//! # Batching
+//!
+//! With [`Strategy::Batched`], operations between `pmu_disable` and the matching `pmu_enable` only
+//! record what perf wants; `pmu_enable` hands the difference to the [planner](crate::plan), which
+//! stops and starts counters over masks. On top of that:
+//! - a deleted event keeps its counter's mapping in firmware ("parked"); when the same event (same
+//!   `event_idx`, `event_data` and filter flags) is added again on this CPU it takes the same counter
+//!   back without `counter_config_matching`. Parked counters are reset (stop with RESET, one call for
+//!   all) as soon as another event needs a counter and none is free;
+//! - counting events continue from the value their counter holds: a hardware counter is read from its
+//!   CSR when the event starts, so only sampling events (and firmware counters whose value is unknown
+//!   after configuration) need an initial value written;
+//! - the overflow interrupt stops the running hardware counters with one call and restarts them with
+//!   one call when snapshot memory is available (the new values of sampling events go through the
+//!   page).
+//!
+//! Counts are exact at every counter width: a read, a stop or an overflow interrupt updates the event
+//! from the counter, and counting events are updated on overflow too (the C driver skips them).
+//!
+//! [`Strategy::PerEvent`] issues the C driver's calls, event by event, with no batching and no parked
+//! counters: it is the reference the batched strategy is measured against.
+
+use crate::abi::{
+    CfgFlags, CounterInfo, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, SbiVersion,
+    SnapshotPage, StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
+};
+use crate::counters::{
+    counting_floor, event_set_period, event_update_with, EventFlags, HesState, HwPerfEvent,
+};
+use crate::counters::{PmuInfo, IDX_NONE};
+use crate::errno::ENOENT;
+use crate::firmware::Firmware;
+use crate::plan::{FlushState, Plan, PlannedCall};
+
+/// How the driver turns perf's operations into SBI calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// Batched flushes on `pmu_enable`, parked counter mappings, counting from held values.
+    #[default]
+    Batched,
+    /// The C driver's calls: each operation issues its own calls at once.
+    PerEvent,
+}
+
+/// Why `add` found no counter for an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddError {
+    /// `counter_config_matching` failed; the errno is `sbi_err_map_linux_errno()`'s.
+    Sbi(SbiError),
+    /// The counter firmware returned is not usable or already taken, or the event state is invalid
+    /// (ENOENT, as `pmu_sbi_ctr_get_idx()` returns).
+    NoCounter,
+}
+
+impl AddError {
+    /// The positive errno the C driver returns from `pmu->add` in the same situation.
+    pub const fn errno(self) -> i32 {
+        match self {
+            AddError::Sbi(err) => err.to_errno(),
+            AddError::NoCounter => ENOENT,
+        }
+    }
+}
+
+/// What the overflow handler learned about one overflowed event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct OverflowEvent {
+    /// The count to add to the event.
+    pub delta: u64,
+    /// Whether a sample is due (`perf_event_overflow()` must be called).
+    pub sample: bool,
+    /// The period the sample stands for (`perf_sample_data_init(.., last_period)`).
+    pub last_period: u64,
+}
+
+/// Per-CPU statistics, for debugfs and for measuring the batching.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PmuStats {
+    /// SBI calls made, indexed by function ID.
+    pub calls: [u64; 9],
+    /// Flushes that made at least one call.
+    pub flushes: u64,
+    /// Adds that took a parked counter back without `counter_config_matching`.
+    pub reused: u64,
+    /// Overflow interrupts that found running hardware counters.
+    pub overflows: u64,
+    /// SBI calls that failed with an error other than ALREADY_STARTED/ALREADY_STOPPED.
+    pub errors: u64,
+}
+
+impl PmuStats {
+    /// The total number of SBI calls.
+    pub fn total_calls(&self) -> u64 {
+        self.calls.iter().sum()
+    }
+
+    /// The number of calls of one function.
+    pub fn calls_of(&self, fid: Fid) -> u64 {
+        self.calls.get(fid.id()).copied().unwrap_or(0)
+    }
+}
+
+/// The event a counter is configured for in firmware, as far as the driver knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct SlotConfig {
+    event_idx: EventIdx,
+    event_data: u64,
+    cflags: CfgFlags,
+}
+
+/// One CPU's counters (`struct cpu_hw_events`).
+#[derive(Clone, Debug)]
+pub struct CpuHwEvents {
+    info: PmuInfo,
+    strategy: Strategy,
+    disable_depth: u32,
+    snapshot: bool,
+    n_events: u32,
+    used_hw_ctrs: u64,
+    used_fw_ctrs: u64,
+    /// Counters started in firmware.
+    running: u64,
+    /// Counters perf wants running once the pending work is flushed.
+    want: u64,
+    /// Counters to load with `init_val` when they start.
+    reload: u64,
+    /// Counters to stop with RESET at the next flush.
+    reset: u64,
+    /// Counters no event holds that keep their firmware mapping (`mapped`).
+    parked: u64,
+    /// Firmware counters configured by `counter_config_matching` whose value the driver has not seen.
+    fresh: u64,
+    /// The last value the driver knows a firmware counter to hold.
+    held: [u64; RISCV_MAX_COUNTERS],
+    /// Counters whose overflow is being handled.
+    ovf_pending: u64,
+    init_val: [u64; RISCV_MAX_COUNTERS],
+    mapped: [Option<SlotConfig>; RISCV_MAX_COUNTERS],
+    stats: PmuStats,
+}
+
+const fn bit(idx: usize) -> u64 {
+    if idx < RISCV_MAX_COUNTERS {
+        1 << idx
+    } else {
+        0
+    }
+}
+
+impl CpuHwEvents {
+    /// A CPU with no event, using the counters `info` describes.
+    pub fn new(info: &PmuInfo, strategy: Strategy) -> Self {
+        Self {
+            info: *info,
+            strategy,
+            disable_depth: 0,
+            snapshot: false,
+            n_events: 0,
+            used_hw_ctrs: 0,
+            used_fw_ctrs: 0,
+            running: 0,
+            want: 0,
+            reload: 0,
+            reset: 0,
+            parked: 0,
+            fresh: 0,
+            held: [0; RISCV_MAX_COUNTERS],
+            ovf_pending: 0,
+            init_val: [0; RISCV_MAX_COUNTERS],
+            mapped: [None; RISCV_MAX_COUNTERS],
+            stats: PmuStats::default(),
+        }
+    }
+
+    /// The counter table this CPU uses.
+    pub fn info(&self) -> &PmuInfo {
+        &self.info
+    }
+
+    /// The strategy.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// The statistics.
+    pub fn stats(&self) -> &PmuStats {
+        &self.stats
+    }
+
+    /// Whether snapshot memory is set up on this CPU.
+    pub fn snapshot_enabled(&self) -> bool {
+        self.snapshot
+    }
+
+    /// The number of events holding a counter (`n_events`).
+    pub fn n_events(&self) -> u32 {
+        self.n_events
+    }
+
+    /// The hardware counters events hold (`used_hw_ctrs`).
+    pub fn used_hw_ctrs(&self) -> u64 {
+        self.used_hw_ctrs
+    }
+
+    /// The firmware counters events hold (`used_fw_ctrs`).
+    pub fn used_fw_ctrs(&self) -> u64 {
+        self.used_fw_ctrs
+    }
+
+    /// The counters started in firmware, as far as the driver knows.
+    pub fn running_ctrs(&self) -> u64 {
+        self.running
+    }
+
+    /// The counters no event holds that keep their event mapping for a returning event.
+    pub fn parked_ctrs(&self) -> u64 {
+        self.parked
+    }
+
+    /// `pmu_sbi_csr_index()`: the user-visible counter index (CSR minus `cycle`) of the event's
+    /// hardware counter, for `perf_event_mmap_page::index` and scounteren.
+    pub fn csr_index(&self, hw: &HwPerfEvent) -> Option<u8> {
+        let idx = hw.counter()?;
+        self.info
+            .counter_info(idx)
+            .filter(|c| !c.is_firmware())
+            .and_then(CounterInfo::hw_index)
+    }
+
+    /// `pmu_sbi_starting_cpu()`: stops and resets every counter (so no mapping survives from an
+    /// earlier kernel or a crashed CPU), forgets all state, and with `use_snapshot` on SBI v2.0 or
+    /// later registers the implementation's snapshot page. An error from `snapshot_set_shmem` is
+    /// returned (the CPU then runs without snapshot); SBI_ERR_NOT_SUPPORTED means the firmware has no
+    /// snapshot support.
+    pub fn cpu_starting<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        use_snapshot: bool,
+    ) -> Result<(), SbiError> {
+        let stats = self.stats;
+        *self = Self::new(&self.info, self.strategy);
+        self.stats = stats;
+        if self.info.cmask != 0 {
+            // Counters that are not configured or already stopped make this fail; it is still done.
+            let _ = self.sbi_stop(fw, self.info.cmask, StopFlags::RESET);
+        }
+        if !use_snapshot || !self.info.version.at_least(SbiVersion::V2_0) {
+            return Ok(());
+        }
+        let Some((phys, page)) = fw.snapshot_shmem() else {
+            return Ok(());
+        };
+        *page = SnapshotPage::new();
+        self.count(Fid::SnapshotSetShmem);
+        // On RV64 a physical address fits shmem_phys_lo; shmem_phys_hi is zero.
+        match fw.snapshot_set_shmem(phys as usize, 0, 0) {
+            Ok(()) => {
+                self.snapshot = true;
+                Ok(())
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// `pmu_sbi_dying_cpu()`: disables the snapshot memory of this CPU.
+    pub fn cpu_dying<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError> {
+        if !self.snapshot {
+            return Ok(());
+        }
+        self.snapshot = false;
+        self.count(Fid::SnapshotSetShmem);
+        fw.snapshot_set_shmem(SBI_SHMEM_DISABLE, SBI_SHMEM_DISABLE, 0)
+    }
+
+    /// `pmu->pmu_disable`: from now until the matching [`CpuHwEvents::pmu_enable`], operations are
+    /// recorded and flushed together. Calls nest.
+    pub fn pmu_disable(&mut self) {
+        self.disable_depth = self.disable_depth.saturating_add(1);
+    }
+
+    /// `pmu->pmu_enable`: the outermost call flushes the recorded work.
+    pub fn pmu_enable<F: Firmware>(&mut self, fw: &mut F) {
+        self.disable_depth = self.disable_depth.saturating_sub(1);
+        if self.disable_depth == 0 {
+            self.flush(fw);
+        }
+    }
+
+    /// `riscv_pmu_add()`: gives the event a counter (`pmu_sbi_ctr_get_idx()`), and starts it when
+    /// `start` (`PERF_EF_START`) is set.
+    pub fn add<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+        start: bool,
+    ) -> Result<(), AddError> {
+        let idx = self.ctr_get_idx(fw, hw)?;
+        // idx is below 64, so it fits an i32.
+        hw.idx = idx as i32;
+        self.n_events = self.n_events.saturating_add(1);
+        hw.state = HesState::STOPPED | HesState::UPTODATE;
+        if start {
+            self.start(fw, hw, true);
+        } else {
+            self.maybe_flush(fw);
+        }
+        Ok(())
+    }
+
+    /// `riscv_pmu_del()`: stops and updates the event, then releases its counter. Returns the count
+    /// to add to the event.
+    ///
+    /// The C driver resets the counter's mapping at once (stop with RESET). The batched strategy
+    /// parks it instead, so the same event can come back to it without reconfiguration; the mapping is
+    /// reset as soon as another event needs the counter, and at the latest when the CPU stops.
+    pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        let delta = self.stop(fw, hw, true);
+        if let Some(idx) = self.used_counter(hw) {
+            let b = bit(idx);
+            self.used_hw_ctrs &= !b;
+            self.used_fw_ctrs &= !b;
+            self.n_events = self.n_events.saturating_sub(1);
+            match self.strategy {
+                Strategy::Batched => self.parked |= b,
+                Strategy::PerEvent => self.reset |= b,
+            }
+            self.maybe_flush(fw);
+        }
+        hw.idx = IDX_NONE;
+        delta
+    }
+
+    /// `riscv_pmu_start()`: starts the event's counter.
+    ///
+    /// A sampling event is loaded with its next period (`riscv_pmu_event_set_period()`), whatever
+    /// `reload` says, as the C driver does. A counting event continues from the value its counter
+    /// holds (with the per-event strategy it is loaded like a sampling event).
+    pub fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, reload: bool) {
+        // perf passes PERF_EF_RELOAD after an update; the C driver reloads either way, and so do we.
+        let _ = reload;
+        let Some(idx) = self.used_counter(hw) else {
+            return;
+        };
+        let b = bit(idx);
+        let Some(info) = self.info.counter_info(idx) else {
+            return;
+        };
+        let mask = info.width_mask();
+        hw.state = HesState::empty();
+        let reload_value = if self.strategy == Strategy::Batched && !hw.is_sampling() {
+            if !info.is_firmware() {
+                // Counting continues from the counter value, which costs no SBI call to read, unless
+                // the value leaves too little margin before the wrap.
+                let value = fw.read_counter_csr(info.csr) & mask;
+                if value >= counting_floor(mask) {
+                    hw.prev_count = value;
+                    false
+                } else {
+                    hw.prev_count = counting_floor(mask);
+                    true
+                }
+            } else {
+                // A firmware counter keeps its value while stopped; after configuration, or when the
+                // event last ran on another counter, it is set to prev_count.
+                self.fresh & b != 0 || self.held.get(idx) != Some(&hw.prev_count)
+            }
+        } else {
+            event_set_period(hw, mask);
+            true
+        };
+        if reload_value {
+            if let Some(v) = self.init_val.get_mut(idx) {
+                *v = hw.prev_count & mask;
+            }
+            if let Some(h) = self.held.get_mut(idx) {
+                *h = hw.prev_count & mask;
+            }
+            self.reload |= b;
+        }
+        self.fresh &= !b;
+        self.want |= b;
+        self.maybe_flush(fw);
+    }
+
+    /// `riscv_pmu_stop()`: stops the event's counter and updates the event (always, as the C driver
+    /// does whatever `update` says). Returns the count to add to the event.
+    pub fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, update: bool) -> u64 {
+        let _ = update;
+        let Some(idx) = self.used_counter(hw) else {
+            return 0;
+        };
+        if hw.state.contains(HesState::STOPPED) {
+            return 0;
+        }
+        let b = bit(idx);
+        self.want &= !b;
+        self.reload &= !b;
+        hw.state |= HesState::STOPPED;
+        // Outside a disable window the counter stops before it is read, as in the C driver. Inside
+        // one it is read now and stopped at the flush: perf reads the count right after stop.
+        self.maybe_flush(fw);
+        let delta = self.event_update(fw, hw);
+        hw.state |= HesState::UPTODATE;
+        delta
+    }
+
+    /// `riscv_pmu_read()`: updates the event from its counter and returns the count to add.
+    pub fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        self.event_update(fw, hw)
+    }
+
+    /// First step of `pmu_sbi_ovf_handler()`: stops every running hardware counter in one call (taking
+    /// a snapshot when there is snapshot memory), then reads which overflowed, from the snapshot page or
+    /// from `scountovf`. Returns the logical counters that overflowed and hold an event; 0 means the
+    /// interrupt was not for this driver (IRQ_NONE).
+    ///
+    /// Every call must be followed by [`CpuHwEvents::overflow_end`], also when it returns 0. The
+    /// caller clears the pending overflow interrupt after this call, calls
+    /// [`CpuHwEvents::overflow_event`] for the event of each returned counter, and finally
+    /// [`CpuHwEvents::overflow_end`], which restarts the counters. Between the two, a throttled event
+    /// may be stopped with [`CpuHwEvents::stop`]; it then stays stopped.
+    pub fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
+        // The restart happens in overflow_end; until then work is recorded as inside a window.
+        self.pmu_disable();
+        let hw_running = self.running & self.info.hw_mask;
+        if hw_running == 0 {
+            return 0;
+        }
+        self.stats.overflows += 1;
+        let flags = if self.snapshot {
+            StopFlags::TAKE_SNAPSHOT
+        } else {
+            StopFlags::empty()
+        };
+        let _ = self.sbi_stop(fw, hw_running, flags);
+        self.running &= !hw_running;
+        let overflow = if self.snapshot {
+            // The bitmap is relative to counter_idx_base 0, so it is in logical counters already.
+            fw.snapshot_shmem()
+                .map_or(0, |(_, page)| page.ctr_overflow_mask)
+        } else {
+            self.info
+                .logical_from_hw(fw.read_counter_csr(CSR_SCOUNTOVF))
+        };
+        self.ovf_pending = overflow & hw_running & self.used_hw_ctrs;
+        self.ovf_pending
+    }
+
+    /// The per-event step of the overflow handler, for the event holding an overflowed counter: updates
+    /// the event (the returned delta), and for a sampling event programs the next period and says
+    /// whether a sample is due. `None` when the event's counter is not among those
+    /// [`CpuHwEvents::overflow_begin`] returned (or was handled already).
+    pub fn overflow_event<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+    ) -> Option<OverflowEvent> {
+        let idx = hw.counter()?;
+        let b = bit(idx);
+        if self.ovf_pending & b == 0 {
+            return None;
+        }
+        self.ovf_pending &= !b;
+        let mask = self.info.width_mask(idx);
+        hw.state |= HesState::STOPPED;
+        let delta = self.event_update(fw, hw);
+        hw.state |= HesState::UPTODATE;
+        let last_period = hw.last_period;
+        // The counter just wrapped and holds a small value: both kinds of event are moved away from
+        // the wrap again, sampling events to their next period, counting events to the floor.
+        let sample = if hw.is_sampling() {
+            event_set_period(hw, mask)
+        } else {
+            hw.prev_count = counting_floor(mask);
+            false
+        };
+        if let Some(v) = self.init_val.get_mut(idx) {
+            *v = hw.prev_count & mask;
+        }
+        self.reload |= b;
+        hw.state = HesState::empty();
+        Some(OverflowEvent {
+            delta,
+            sample,
+            last_period,
+        })
+    }
+
+    /// Last step of the overflow handler: restarts the counters stopped by
+    /// [`CpuHwEvents::overflow_begin`], loading sampling events with their new period.
+    pub fn overflow_end<F: Firmware>(&mut self, fw: &mut F) {
+        self.ovf_pending = 0;
+        self.pmu_enable(fw);
+    }
+
+    /// The counter the event holds, if it is one this CPU handed out.
+    fn used_counter(&self, hw: &HwPerfEvent) -> Option<usize> {
+        let idx = hw.counter()?;
+        ((self.used_hw_ctrs | self.used_fw_ctrs) & bit(idx) != 0).then_some(idx)
+    }
+
+    /// `riscv_pmu_event_update()`: reads the counter and moves the event to it.
+    fn event_update<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        if hw.state.contains(HesState::UPTODATE) {
+            return 0;
+        }
+        let Some(idx) = self.used_counter(hw) else {
+            return 0;
+        };
+        let Some(info) = self.info.counter_info(idx) else {
+            return 0;
+        };
+        let value = if info.is_firmware() {
+            self.count(Fid::CounterFwRead);
+            match fw.counter_fw_read(idx) {
+                // RV64: the value register holds the whole 64-bit counter.
+                Ok(v) => v as u64,
+                Err(_) => {
+                    // The C driver would take 0 as the value and add garbage; keep the count instead.
+                    self.stats.errors += 1;
+                    return 0;
+                }
+            }
+        } else {
+            fw.read_counter_csr(info.csr)
+        };
+        if let Some(h) = self.held.get_mut(idx) {
+            *h = value;
+        }
+        event_update_with(hw, value, info.width_mask())
+    }
+
+    /// `pmu_sbi_ctr_get_idx()`: finds a counter for the event and claims it.
+    fn ctr_get_idx<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &HwPerfEvent,
+    ) -> Result<usize, AddError> {
+        let event_idx = hw.event_idx().ok_or(AddError::NoCounter)?;
+        let cfg = SlotConfig {
+            event_idx,
+            event_data: hw.config,
+            // Only the filter hints come from the event; the other flags are the driver's choice.
+            cflags: CfgFlags::from_bits_retain(hw.config_base) & CfgFlags::INHIBIT_HINTS,
+        };
+        let is_fw = matches!(event_idx.ty(), EventType::Firmware);
+        let kind = if is_fw {
+            self.info.fw_mask
+        } else {
+            self.info.hw_mask
+        };
+        let constraint = if hw.cmask == 0 { u64::MAX } else { hw.cmask };
+        let allowed = constraint & kind;
+
+        if hw.flags.contains(EventFlags::LEGACY) && !is_fw {
+            let fixed = match event_idx.hw_event() {
+                Some(HwGeneralEvent::CpuCycles) => self.info.logical_from_hw(0b001),
+                Some(HwGeneralEvent::Instructions) => self.info.logical_from_hw(0b100),
+                _ => 0,
+            };
+            if fixed != 0 {
+                let cfg = SlotConfig {
+                    cflags: cfg.cflags | CfgFlags::SKIP_MATCH,
+                    ..cfg
+                };
+                // SKIP_MATCH reconfigures the counter, so any parked mapping on it is gone.
+                self.forget(fixed & self.parked);
+                let idx = self.sbi_cfg_match(fw, fixed, cfg).map_err(AddError::Sbi)?;
+                return self.claim(idx, fixed, cfg);
+            }
+        }
+
+        if self.strategy == Strategy::Batched {
+            let back = (0..RISCV_MAX_COUNTERS).find(|i| {
+                self.parked & allowed & bit(*i) != 0
+                    && self.mapped.get(*i).copied().flatten() == Some(cfg)
+            });
+            if let Some(idx) = back {
+                self.parked &= !bit(idx);
+                self.stats.reused += 1;
+                return self.claim(idx, bit(idx), cfg);
+            }
+        }
+
+        let mut free = self.free_counters(allowed);
+        let stale = allowed & self.parked;
+        if free == 0 && stale != 0 {
+            self.reset_now(fw, stale);
+            free = self.free_counters(allowed);
+        }
+        if free == 0 {
+            // Every counter the event may use is taken: what firmware would answer.
+            return Err(AddError::Sbi(SbiError::NotSupported));
+        }
+        let idx = match self.sbi_cfg_match(fw, free, cfg) {
+            Err(SbiError::NotSupported) if allowed & self.parked != 0 => {
+                // The driver's constraints were incomplete; the parked counters may be the only
+                // ones that fit.
+                let stale = allowed & self.parked;
+                self.reset_now(fw, stale);
+                free = self.free_counters(allowed);
+                self.sbi_cfg_match(fw, free, cfg)
+            }
+            other => other,
+        }
+        .map_err(AddError::Sbi)?;
+        self.claim(idx, free, cfg)
+    }
+
+    /// Counters of `allowed` no event holds, not parked and not running.
+    fn free_counters(&self, allowed: u64) -> u64 {
+        allowed
+            & self.info.cmask
+            & !(self.used_hw_ctrs | self.used_fw_ctrs)
+            & !self.parked
+            & !self.running
+    }
+
+    /// The claim rules of `pmu_sbi_ctr_get_idx()`: the counter firmware configured must be one the
+    /// driver offered, usable, and not held by another event; else ENOENT.
+    fn claim(&mut self, idx: usize, offered: u64, cfg: SlotConfig) -> Result<usize, AddError> {
+        let b = bit(idx);
+        if b == 0 || offered & b == 0 || self.info.raw_counter_info(idx) == 0 {
+            return Err(AddError::NoCounter);
+        }
+        if (self.used_hw_ctrs | self.used_fw_ctrs) & b != 0 {
+            return Err(AddError::NoCounter);
+        }
+        if self.info.fw_mask & b != 0 {
+            self.used_fw_ctrs |= b;
+        } else {
+            self.used_hw_ctrs |= b;
+        }
+        if let Some(slot) = self.mapped.get_mut(idx) {
+            if *slot != Some(cfg) {
+                self.fresh |= b;
+            }
+            *slot = Some(cfg);
+        }
+        Ok(idx)
+    }
+
+    /// Stops with RESET, now, counters no event holds, and forgets their mapping.
+    fn reset_now<F: Firmware>(&mut self, fw: &mut F, mask: u64) {
+        // Already stopped counters answer ALREADY_STOPPED; the reset still applies.
+        let _ = self.sbi_stop(fw, mask, StopFlags::RESET);
+        self.running &= !mask;
+        self.want &= !mask;
+        self.forget(mask);
+    }
+
+    /// Drops the driver's record of the mapping of these counters.
+    fn forget(&mut self, mask: u64) {
+        self.parked &= !mask;
+        self.reset &= !mask;
+        for (i, slot) in self.mapped.iter_mut().enumerate() {
+            if mask & bit(i) != 0 {
+                *slot = None;
+            }
+        }
+    }
+
+    fn maybe_flush<F: Firmware>(&mut self, fw: &mut F) {
+        if self.disable_depth == 0 || self.strategy == Strategy::PerEvent {
+            self.flush(fw);
+        }
+    }
+
+    /// Carries out the planner's calls for the recorded work.
+    fn flush<F: Firmware>(&mut self, fw: &mut F) {
+        let state = FlushState {
+            running: self.running,
+            want: self.want,
+            reload: self.reload,
+            reset: self.reset,
+            fw_counters: self.info.fw_mask,
+            snapshot: self.snapshot,
+        };
+        let plan = Plan::new(&state);
+        if !plan.is_empty() {
+            self.stats.flushes += 1;
+        }
+        for call in plan.calls() {
+            match call {
+                PlannedCall::Stop { cmask, flags } => {
+                    let _ = self.sbi_stop(fw, cmask, flags);
+                }
+                PlannedCall::Start { cmask, flags } => {
+                    if flags.contains(StartFlags::INIT_SNAPSHOT) {
+                        self.start_from_snapshot(fw, cmask);
+                    } else {
+                        let _ = self.sbi_start(fw, 0, cmask, flags, 0);
+                    }
+                }
+                PlannedCall::StartWithValue { idx } => {
+                    let idx = idx as usize; // Below 64.
+                    let value = self.init_val.get(idx).copied().unwrap_or(0);
+                    let _ = self.sbi_start(fw, idx, 1, StartFlags::SET_INIT_VALUE, value);
+                }
+            }
+        }
+        self.running = Plan::running_after(&state);
+        self.want &= self.running;
+        self.reload = 0;
+        self.forget(state.reset);
+    }
+
+    /// Starts counters from the snapshot page: the new value for reloads, the current CSR value for
+    /// hardware counters that continue. Without a page (the implementation withdrew it) it falls back
+    /// to the calls without snapshot.
+    fn start_from_snapshot<F: Firmware>(&mut self, fw: &mut F, cmask: u64) {
+        let mut values = [0u64; RISCV_MAX_COUNTERS];
+        for (i, v) in values.iter_mut().enumerate() {
+            if cmask & bit(i) == 0 {
+                continue;
+            }
+            *v = if self.reload & bit(i) != 0 {
+                self.init_val.get(i).copied().unwrap_or(0)
+            } else {
+                let info = self.info.counter_info(i);
+                info.map_or(0, |c| fw.read_counter_csr(c.csr) & c.width_mask())
+            };
+        }
+        match fw.snapshot_shmem() {
+            Some((_, page)) => {
+                for (i, v) in values.iter().enumerate() {
+                    if cmask & bit(i) != 0 {
+                        if let Some(slot) = page.ctr_values.get_mut(i) {
+                            *slot = *v;
+                        }
+                    }
+                }
+                let _ = self.sbi_start(fw, 0, cmask, StartFlags::INIT_SNAPSHOT, 0);
+            }
+            None => {
+                self.stats.errors += 1;
+                let plain = cmask & !self.reload;
+                if plain != 0 {
+                    let _ = self.sbi_start(fw, 0, plain, StartFlags::empty(), 0);
+                }
+                for (i, v) in values.iter().enumerate() {
+                    if cmask & self.reload & bit(i) != 0 {
+                        let _ = self.sbi_start(fw, i, 1, StartFlags::SET_INIT_VALUE, *v);
+                    }
+                }
+            }
+        }
+    }
+
+    fn count(&mut self, fid: Fid) {
+        if let Some(n) = self.stats.calls.get_mut(fid.id()) {
+            *n += 1;
+        }
+    }
+
+    fn note_error(
+        &mut self,
+        result: Result<(), SbiError>,
+        benign: SbiError,
+    ) -> Result<(), SbiError> {
+        match result {
+            Err(err) if err != benign => {
+                self.stats.errors += 1;
+                Err(err)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn sbi_stop<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        cmask: u64,
+        flags: StopFlags,
+    ) -> Result<(), SbiError> {
+        self.count(Fid::CounterStop);
+        // RV64 and at most 64 counters: counter_idx_base 0 and one mask word cover them all.
+        let r = fw.counter_stop(0, cmask as usize, flags);
+        self.note_error(r, SbiError::AlreadyStopped)
+    }
+
+    fn sbi_start<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        cbase: usize,
+        cmask: u64,
+        flags: StartFlags,
+        value: u64,
+    ) -> Result<(), SbiError> {
+        self.count(Fid::CounterStart);
+        let r = fw.counter_start(cbase, cmask as usize, flags, value);
+        self.note_error(r, SbiError::AlreadyStarted)
+    }
+
+    fn sbi_cfg_match<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        cmask: u64,
+        cfg: SlotConfig,
+    ) -> Result<usize, SbiError> {
+        self.count(Fid::CounterConfigMatching);
+        fw.counter_config_matching(0, cmask as usize, cfg.cflags, cfg.event_idx, cfg.event_data)
+    }
+}

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A small simulated system for driving the `sbi_pmu` driver core the way perf core does: several
+//! CPUs (one [`Model`] hart and one [`CpuHwEvents`] each), perf events with the state perf keeps for
+//! them, and the ground truth of how many simulated events each one should have counted.
+//!
+//! The harness plays perf core: it calls event_init, add, del, start, stop, read and the
+//! `pmu_disable`/`pmu_enable` bracket, and takes overflow interrupts as soon as a counter wraps, as
+//! hardware would. It never lets simulated events happen inside a disable window, where the kernel
+//! runs with interrupts off and perf's own bookkeeping is in flux.
+
+use sbi_pmu::abi::{CfgFlags, EventType};
+use sbi_pmu::counters::{HwPerfEvent, PmuInfo};
+use sbi_pmu::events::{EventAttr, EventRequest, MapError, StdEvents, UserAccess};
+use sbi_pmu::pmu::{AddError, CpuHwEvents, Strategy};
+
+use crate::{Config, Mode, Model, SimEvent};
+
+/// A perf event as perf core holds it.
+#[derive(Clone, Debug)]
+pub struct PerfEvent {
+    /// The attribute it was opened with.
+    pub attr: EventAttr,
+    /// The SBI request it maps to.
+    pub req: EventRequest,
+    /// `event->hw`.
+    pub hw: HwPerfEvent,
+    /// The simulated event it counts.
+    pub stream: SimEvent,
+    /// The CPU it is added on.
+    pub cpu: Option<usize>,
+    /// Whether perf considers it counting (added and started).
+    pub active: bool,
+    /// `event->count`.
+    pub count: u64,
+    /// The number of simulated events it should have counted.
+    pub truth: u64,
+    /// Samples delivered.
+    pub samples: u64,
+}
+
+/// One simulated CPU.
+#[derive(Clone, Debug)]
+pub struct Cpu {
+    /// The hart's SBI implementation.
+    pub model: Model,
+    /// The driver's per-CPU state.
+    pub pmu: CpuHwEvents,
+    /// Depth of the open `pmu_disable` windows.
+    pub window: u32,
+}
+
+/// The system.
+#[derive(Clone, Debug)]
+pub struct System {
+    /// The CPUs.
+    pub cpus: Vec<Cpu>,
+    /// The counter table probed at boot.
+    pub info: PmuInfo,
+    /// The standard event availability found at boot.
+    pub std_events: StdEvents,
+    /// The events opened so far.
+    pub events: Vec<PerfEvent>,
+    /// Whether the driver was given the device tree maps.
+    pub driver_dt: bool,
+    setup_calls: u64,
+}
+
+impl System {
+    /// Boots `ncpus` CPUs of the same configuration: probe on CPU 0, the standard event check, and the
+    /// CPU start of each (with snapshot when the firmware offers it).
+    pub fn new(cfg: Config, ncpus: usize, strategy: Strategy, driver_dt: bool) -> Self {
+        let mut boot = Model::new(cfg.clone());
+        let info = PmuInfo::probe(&mut boot, cfg.version).expect("probe");
+        let std_events = info.check_std_events(&mut boot);
+        let cpus = (0..ncpus)
+            .map(|i| {
+                let mut c = cfg.clone();
+                c.seed = cfg.seed.wrapping_add(i as u64 * 7919);
+                let mut model = if i == 0 { boot.clone() } else { Model::new(c) };
+                let mut pmu = CpuHwEvents::new(&info, strategy);
+                // Snapshot setup fails with NOT_SUPPORTED when the firmware lacks it: run without.
+                let _ = pmu.cpu_starting(&mut model, true);
+                Cpu {
+                    model,
+                    pmu,
+                    window: 0,
+                }
+            })
+            .collect();
+        let mut sys = Self {
+            cpus,
+            info,
+            std_events,
+            events: Vec::new(),
+            driver_dt,
+            setup_calls: 0,
+        };
+        sys.setup_calls = sys.total_calls();
+        sys
+    }
+
+    /// SBI calls made on all CPUs since boot.
+    pub fn total_calls(&self) -> u64 {
+        self.cpus.iter().map(|c| c.model.total_calls()).sum()
+    }
+
+    /// SBI calls made on all CPUs since the end of boot.
+    pub fn calls_since_boot(&self) -> u64 {
+        self.total_calls() - self.setup_calls
+    }
+
+    /// `perf_event_open()` up to event_init: maps the attribute and prepares the event's state.
+    /// `sample_period` is 0 for a counting event.
+    pub fn open(&mut self, attr: EventAttr, sample_period: u64) -> Result<usize, MapError> {
+        let attr = EventAttr {
+            sampling: sample_period != 0,
+            ..attr
+        };
+        let mut hw = HwPerfEvent {
+            sample_period,
+            period_left: i64::try_from(sample_period).unwrap_or(i64::MAX),
+            ..HwPerfEvent::default()
+        };
+        let dt = self.cpus[0].model.config().dt.clone();
+        let maps = dt.as_ref().and_then(|d| d.maps().ok());
+        let maps = if self.driver_dt { maps } else { None };
+        let req = self.info.event_init(
+            &attr,
+            UserAccess::UserAccess,
+            &self.std_events,
+            maps.as_ref(),
+            &mut hw,
+        )?;
+        let stream = match req.event_idx.ty() {
+            EventType::Hardware | EventType::Cache => SimEvent::Hw(req.event_idx),
+            EventType::Raw | EventType::RawV2 => SimEvent::Raw(req.event_data),
+            EventType::Firmware if req.event_idx == sbi_pmu::abi::EventIdx::FW_PLATFORM => {
+                SimEvent::FwPlatform(req.event_data)
+            }
+            EventType::Firmware => SimEvent::Fw(req.event_idx.code()),
+        };
+        self.events.push(PerfEvent {
+            attr,
+            req,
+            hw,
+            stream,
+            cpu: None,
+            active: false,
+            count: 0,
+            truth: 0,
+            samples: 0,
+        });
+        Ok(self.events.len() - 1)
+    }
+
+    /// `pmu->add` with or without `PERF_EF_START`.
+    pub fn add(&mut self, e: usize, cpu: usize, start: bool) -> Result<(), AddError> {
+        let ev = &mut self.events[e];
+        assert!(ev.cpu.is_none(), "event {e} added twice");
+        let c = &mut self.cpus[cpu];
+        c.pmu.add(&mut c.model, &mut ev.hw, start)?;
+        ev.cpu = Some(cpu);
+        ev.active = start;
+        Ok(())
+    }
+
+    /// `pmu->del`.
+    pub fn del(&mut self, e: usize) {
+        let ev = &mut self.events[e];
+        let cpu = ev.cpu.take().expect("del of an event that is not added");
+        let c = &mut self.cpus[cpu];
+        ev.count += c.pmu.del(&mut c.model, &mut ev.hw);
+        ev.active = false;
+    }
+
+    /// `pmu->start(PERF_EF_RELOAD)`.
+    pub fn start(&mut self, e: usize) {
+        let ev = &mut self.events[e];
+        let cpu = ev.cpu.expect("start of an event that is not added");
+        let c = &mut self.cpus[cpu];
+        c.pmu.start(&mut c.model, &mut ev.hw, true);
+        ev.active = true;
+    }
+
+    /// `pmu->stop(PERF_EF_UPDATE)`.
+    pub fn stop(&mut self, e: usize) {
+        let ev = &mut self.events[e];
+        let cpu = ev.cpu.expect("stop of an event that is not added");
+        let c = &mut self.cpus[cpu];
+        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, true);
+        ev.active = false;
+    }
+
+    /// `pmu->read`.
+    pub fn read(&mut self, e: usize) {
+        let ev = &mut self.events[e];
+        let Some(cpu) = ev.cpu else { return };
+        let c = &mut self.cpus[cpu];
+        ev.count += c.pmu.read(&mut c.model, &mut ev.hw);
+    }
+
+    /// `perf_pmu_disable()`.
+    pub fn disable(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        c.window += 1;
+        c.pmu.pmu_disable();
+    }
+
+    /// `perf_pmu_enable()`.
+    pub fn enable(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        assert!(c.window > 0, "enable without disable");
+        c.window -= 1;
+        c.pmu.pmu_enable(&mut c.model);
+    }
+
+    /// The events added on a CPU, in the order they were opened.
+    pub fn events_on(&self, cpu: usize) -> Vec<usize> {
+        (0..self.events.len())
+            .filter(|e| self.events[*e].cpu == Some(cpu))
+            .collect()
+    }
+
+    /// Whether `n` occurrences of `stream` in `mode` on its CPU count toward the event's truth.
+    fn counts_toward(&self, e: usize, stream: SimEvent, mode: Mode) -> bool {
+        let ev = &self.events[e];
+        if !ev.active || ev.stream != stream {
+            return false;
+        }
+        let cfg = self.cpus[0].model.config();
+        let filters = cfg.sscofpmf && !ev.req.is_firmware;
+        let inhibit = CfgFlags::from_bits_retain(ev.hw.config_base);
+        !(filters && inhibit.contains(mode.inhibit_flag()))
+    }
+
+    /// `n` occurrences of `stream` happen on `cpu` in `mode`. Overflow interrupts are taken at the
+    /// first wrap, as hardware raises them.
+    pub fn tick(&mut self, cpu: usize, stream: SimEvent, mode: Mode, n: u64) {
+        assert_eq!(
+            self.cpus[cpu].window, 0,
+            "simulated events inside a disable window"
+        );
+        let mut left = n;
+        while left > 0 {
+            let to_ovf = self.cpus[cpu].model.ticks_to_overflow(stream, mode);
+            let step = to_ovf.map_or(left, |t| t.min(left));
+            self.cpus[cpu].model.tick(stream, mode, step);
+            for e in self.events_on(cpu) {
+                if self.counts_toward(e, stream, mode) {
+                    self.events[e].truth += step;
+                }
+            }
+            left -= step;
+            if self.cpus[cpu].model.irq_pending() {
+                self.overflow_irq(cpu);
+            }
+        }
+    }
+
+    /// The overflow interrupt handler on `cpu`.
+    pub fn overflow_irq(&mut self, cpu: usize) {
+        let on_cpu = self.events_on(cpu);
+        let c = &mut self.cpus[cpu];
+        let mask = c.pmu.overflow_begin(&mut c.model);
+        c.model.clear_irq();
+        for e in on_cpu {
+            let ev = &mut self.events[e];
+            let Some(idx) = ev.hw.counter() else { continue };
+            if mask & (1 << idx) == 0 {
+                continue;
+            }
+            if let Some(o) = c.pmu.overflow_event(&mut c.model, &mut ev.hw) {
+                ev.count += o.delta;
+                if o.sample {
+                    ev.samples += 1;
+                }
+            }
+        }
+        c.pmu.overflow_end(&mut c.model);
+    }
+
+    /// Reads every added event, so its count is up to date.
+    pub fn settle(&mut self) {
+        for cpu in 0..self.cpus.len() {
+            while self.cpus[cpu].window > 0 {
+                self.enable(cpu);
+            }
+        }
+        for e in 0..self.events.len() {
+            self.read(e);
+        }
+    }
+
+    /// Checks what must hold between operations, and panics with a description when it does not:
+    /// every added event has its own counter within its allowed mask and of its kind, configured in
+    /// firmware for its event; outside disable windows exactly the counters of active events run;
+    /// the model saw no call a correct driver would not make.
+    pub fn check_invariants(&self) {
+        for (cpu, c) in self.cpus.iter().enumerate() {
+            let mut seen = 0u64;
+            for e in self.events_on(cpu) {
+                let ev = &self.events[e];
+                let idx = ev
+                    .hw
+                    .counter()
+                    .unwrap_or_else(|| panic!("event {e} without counter"));
+                let b = 1u64 << idx;
+                assert_eq!(seen & b, 0, "cpu {cpu}: counter {idx} shared");
+                seen |= b;
+                if ev.hw.cmask != 0 {
+                    assert_ne!(
+                        ev.hw.cmask & b,
+                        0,
+                        "event {e} on counter {idx} outside {:#x}",
+                        ev.hw.cmask
+                    );
+                }
+                let kind = if ev.req.is_firmware {
+                    self.info.fw_mask
+                } else {
+                    self.info.hw_mask
+                };
+                assert_ne!(kind & b, 0, "event {e} on counter {idx} of the wrong kind");
+                assert_eq!(
+                    c.model.counter_event(idx),
+                    Some((ev.req.event_idx, ev.req.event_data)),
+                    "cpu {cpu}: counter {idx} not configured for event {e}"
+                );
+                if c.window == 0 {
+                    assert_eq!(
+                        c.model.is_started(idx),
+                        ev.active,
+                        "cpu {cpu} event {e} counter {idx} running state"
+                    );
+                }
+            }
+            assert_eq!(
+                seen,
+                c.pmu.used_hw_ctrs() | c.pmu.used_fw_ctrs(),
+                "cpu {cpu} used masks"
+            );
+            if c.window == 0 {
+                let active: u64 = self
+                    .events_on(cpu)
+                    .iter()
+                    .filter(|e| self.events[**e].active)
+                    .map(|e| 1u64 << self.events[*e].hw.idx)
+                    .sum();
+                assert_eq!(
+                    c.model.started_mask(),
+                    active,
+                    "cpu {cpu}: counters running without an active event"
+                );
+            }
+            assert!(
+                c.model.anomalies().is_empty(),
+                "cpu {cpu}: {:?}",
+                c.model.anomalies()
+            );
+        }
+    }
+
+    /// Asserts that every event counted exactly its simulated events, and that sampling events took
+    /// one sample per elapsed period.
+    pub fn check_counts(&self) {
+        for (e, ev) in self.events.iter().enumerate() {
+            assert_eq!(
+                ev.count, ev.truth,
+                "event {e} ({:?}) counted {} of {} events",
+                ev.attr, ev.count, ev.truth
+            );
+            if ev.attr.sampling {
+                assert_eq!(
+                    ev.samples,
+                    ev.truth / ev.hw.sample_period,
+                    "event {e}: {} samples for {} events with period {}",
+                    ev.samples,
+                    ev.truth,
+                    ev.hw.sample_period
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Scenarios of the driver core against the firmware model: the context switch cost, the snapshot
+//! overflow path, the fallbacks when firmware lacks a feature, and the errno of every failure.
+
+use fwmodel::harness::System;
+use fwmodel::{Config, DtProps, Mode, Model, SimEvent};
+use sbi_pmu::abi::{
+    CacheId, CacheOp, CacheResult, CfgFlags, EventIdx, Fid, HwGeneralEvent, SbiError, SbiVersion,
+};
+use sbi_pmu::counters::{HwPerfEvent, PmuInfo};
+use sbi_pmu::errno::{EINVAL, ENOENT, ENOTSUPP};
+use sbi_pmu::events::{
+    EventAttr, MapError, StdEvents, PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_RAW,
+};
+use sbi_pmu::firmware::Firmware;
+use sbi_pmu::pmu::{AddError, CpuHwEvents, Strategy};
+
+fn hw_attr(config: u64) -> EventAttr {
+    EventAttr {
+        ty: PERF_TYPE_HARDWARE,
+        config,
+        ..EventAttr::default()
+    }
+}
+
+fn raw_attr(config: u64) -> EventAttr {
+    EventAttr {
+        ty: PERF_TYPE_RAW,
+        config,
+        ..EventAttr::default()
+    }
+}
+
+fn fw_attr(code: u64) -> EventAttr {
+    raw_attr(1 << 63 | code)
+}
+
+fn calls_of(sys: &System, cpu: usize, fid: Fid) -> u64 {
+    sys.cpus[cpu].model.calls()[fid.id()]
+}
+
+/// Opens counting events, adds them on CPU 0 and runs some events.
+fn counting_system(cfg: Config, attrs: &[EventAttr]) -> (System, Vec<usize>) {
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let events: Vec<usize> = attrs.iter().map(|a| sys.open(*a, 0).unwrap()).collect();
+    sys.disable(0);
+    for e in &events {
+        sys.add(*e, 0, true).unwrap();
+    }
+    sys.enable(0);
+    sys.check_invariants();
+    (sys, events)
+}
+
+/// One monitored task switched out and back in: perf core deletes its events in one disable window
+/// and adds them back in another.
+fn context_switch(sys: &mut System, events: &[usize]) -> (u64, u64) {
+    let before = sys.calls_since_boot();
+    sys.disable(0);
+    for e in events {
+        sys.del(*e);
+    }
+    sys.enable(0);
+    let out = sys.calls_since_boot() - before;
+    sys.check_invariants();
+    let before = sys.calls_since_boot();
+    sys.disable(0);
+    for e in events {
+        sys.add(*e, 0, true).unwrap();
+    }
+    sys.enable(0);
+    sys.check_invariants();
+    (out, sys.calls_since_boot() - before)
+}
+
+#[test]
+fn context_switch_of_counting_events_is_one_stop_and_one_start() {
+    let attrs = [hw_attr(0), hw_attr(1), hw_attr(4), raw_attr(0x11)];
+    for version in [SbiVersion::V0_3, SbiVersion::V2_0, SbiVersion::V3_0] {
+        for bits in [32, 48, 64] {
+            let (mut sys, events) = counting_system(Config::opensbi_like(version, 6, bits), &attrs);
+            let matches = calls_of(&sys, 0, Fid::CounterConfigMatching);
+            for round in 0..3 {
+                sys.tick(
+                    0,
+                    SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles)),
+                    Mode::U,
+                    1000,
+                );
+                sys.tick(0, SimEvent::Raw(0x11), Mode::S, 77);
+                let (out, back) = context_switch(&mut sys, &events);
+                assert_eq!((out, back), (1, 1), "{version:?} {bits} bits round {round}");
+                assert_eq!(calls_of(&sys, 0, Fid::CounterConfigMatching), matches);
+            }
+            sys.tick(
+                0,
+                SimEvent::Hw(EventIdx::hw(HwGeneralEvent::Instructions)),
+                Mode::S,
+                5,
+            );
+            sys.settle();
+            sys.check_counts();
+            assert_eq!(sys.events[events[0]].count, 3000);
+            assert_eq!(sys.events[events[1]].count, 5);
+            assert_eq!(sys.events[events[3]].count, 231);
+        }
+    }
+}
+
+#[test]
+fn context_switch_with_firmware_events_adds_only_their_reads() {
+    // Firmware counters are read with an SBI call when perf stops them; nothing else is added.
+    let attrs = [hw_attr(0), fw_attr(5), fw_attr(7)];
+    let (mut sys, events) = counting_system(Config::opensbi_like(SbiVersion::V2_0, 4, 48), &attrs);
+    sys.tick(0, SimEvent::Fw(5), Mode::S, 3);
+    let reads = calls_of(&sys, 0, Fid::CounterFwRead);
+    let (out, back) = context_switch(&mut sys, &events);
+    assert_eq!(out, 1 + 2);
+    assert_eq!(back, 1);
+    assert_eq!(calls_of(&sys, 0, Fid::CounterFwRead) - reads, 2);
+    sys.tick(0, SimEvent::Fw(7), Mode::S, 4);
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[events[1]].count, 3);
+    assert_eq!(sys.events[events[2]].count, 4);
+}
+
+#[test]
+fn per_event_strategy_issues_the_c_driver_calls() {
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1, Strategy::PerEvent, false);
+    let e = sys.open(hw_attr(0), 0).unwrap();
+    let before = sys.calls_since_boot();
+    sys.disable(0);
+    sys.add(e, 0, true).unwrap();
+    sys.enable(0);
+    // config_matching + start with an initial value.
+    assert_eq!(sys.calls_since_boot() - before, 2);
+    let before = sys.calls_since_boot();
+    sys.disable(0);
+    sys.del(e);
+    sys.enable(0);
+    // stop, then stop with RESET.
+    assert_eq!(sys.calls_since_boot() - before, 2);
+    assert_eq!(
+        sys.cpus[0]
+            .model
+            .counter_event(sys.events[e].hw.idx.max(0) as usize),
+        None
+    );
+    sys.check_invariants();
+}
+
+#[test]
+fn parked_counter_is_reset_when_another_event_needs_it() {
+    // Two programmable counters; three different events take turns.
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 2, 48);
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let a = sys.open(hw_attr(4), 0).unwrap();
+    let b = sys.open(hw_attr(5), 0).unwrap();
+    let c = sys.open(raw_attr(0x42), 0).unwrap();
+    sys.add(a, 0, true).unwrap();
+    sys.add(b, 0, true).unwrap();
+    sys.check_invariants();
+    sys.del(a);
+    assert_eq!(sys.cpus[0].pmu.parked_ctrs().count_ones(), 1);
+    // The only free counter is parked with event a: it is reset and given to c.
+    sys.add(c, 0, true).unwrap();
+    sys.check_invariants();
+    assert_eq!(sys.cpus[0].pmu.parked_ctrs(), 0);
+    sys.tick(0, SimEvent::Raw(0x42), Mode::U, 9);
+    // Now every counter is taken: a cannot come back.
+    assert_eq!(
+        sys.add(a, 0, true),
+        Err(AddError::Sbi(SbiError::NotSupported))
+    );
+    assert_eq!(AddError::Sbi(SbiError::NotSupported).errno(), ENOTSUPP);
+    sys.settle();
+    sys.check_counts();
+}
+
+#[test]
+fn counting_is_exact_across_wraps_at_narrow_widths() {
+    for bits in [32u32, 33, 40, 47] {
+        let cfg = Config::opensbi_like(SbiVersion::V2_0, 3, bits);
+        let (mut sys, events) = counting_system(cfg, &[hw_attr(2), hw_attr(3)]);
+        let refs = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CacheReferences));
+        // Several full ranges of the counter: overflow interrupts keep the count exact.
+        for _ in 0..5 {
+            sys.tick(0, refs, Mode::S, (1u64 << bits) + 12345);
+        }
+        sys.settle();
+        sys.check_counts();
+        assert_eq!(sys.events[events[0]].count, 5 * ((1u64 << bits) + 12345));
+    }
+}
+
+#[test]
+fn without_sscofpmf_one_wrap_between_reads_is_counted() {
+    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 3, 32);
+    cfg.sscofpmf = false;
+    let (mut sys, events) = counting_system(cfg, &[hw_attr(4)]);
+    let branches = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::BranchInstructions));
+    for _ in 0..4 {
+        sys.tick(0, branches, Mode::U, 3 << 30);
+        sys.read(events[0]);
+    }
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[events[0]].count, 12 << 30);
+}
+
+#[test]
+fn sampling_overflow_with_snapshot_restarts_in_one_call() {
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    assert!(sys.cpus[0].pmu.snapshot_enabled());
+    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
+    let s1 = sys.open(hw_attr(0), 1000).unwrap();
+    let s2 = sys.open(hw_attr(0), 1500).unwrap();
+    let c = sys.open(hw_attr(1), 0).unwrap();
+    for e in [s1, s2, c] {
+        sys.add(e, 0, true).unwrap();
+    }
+    let stops = calls_of(&sys, 0, Fid::CounterStop);
+    let starts = calls_of(&sys, 0, Fid::CounterStart);
+    // 3000 cycles: overflows at 1000, 1500, 2000, 3000 (two counters at once).
+    sys.tick(0, cycles, Mode::S, 3000);
+    let irqs = sys.cpus[0].pmu.stats().overflows;
+    assert_eq!(irqs, 4);
+    assert_eq!(calls_of(&sys, 0, Fid::CounterStop) - stops, irqs);
+    assert_eq!(calls_of(&sys, 0, Fid::CounterStart) - starts, irqs);
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[s1].samples, 3);
+    assert_eq!(sys.events[s2].samples, 2);
+    sys.check_invariants();
+}
+
+#[test]
+fn sampling_overflow_without_snapshot_reloads_each_counter() {
+    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    cfg.snapshot = false;
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    assert!(!sys.cpus[0].pmu.snapshot_enabled());
+    let s1 = sys.open(hw_attr(0), 1000).unwrap();
+    let c = sys.open(hw_attr(1), 0).unwrap();
+    sys.add(s1, 0, true).unwrap();
+    sys.add(c, 0, true).unwrap();
+    let starts = calls_of(&sys, 0, Fid::CounterStart);
+    sys.tick(
+        0,
+        SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles)),
+        Mode::S,
+        1000,
+    );
+    // One plain start for the counting counter, one SET_INIT_VALUE start for the reload.
+    assert_eq!(calls_of(&sys, 0, Fid::CounterStart) - starts, 2);
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[s1].samples, 1);
+}
+
+#[test]
+fn long_periods_are_clamped_to_half_the_counter_range() {
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 3, 32);
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let period = 5u64 << 31; // Two and a half times the half range.
+    let e = sys.open(hw_attr(2), period).unwrap();
+    sys.add(e, 0, true).unwrap();
+    let idx = sys.events[e].hw.counter().unwrap();
+    // The counter is loaded with -(2^31 - 1): left is clamped to width_mask >> 1.
+    assert_eq!(
+        sys.cpus[0].model.counter_value(idx),
+        Some((1 << 32) - ((1 << 31) - 1))
+    );
+    let refs = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CacheReferences));
+    sys.tick(0, refs, Mode::U, 3 * period + 17);
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[e].samples, 3);
+}
+
+#[test]
+fn exclude_flags_filter_modes_with_sscofpmf() {
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let user = sys
+        .open(
+            EventAttr {
+                exclude_kernel: true,
+                exclude_hv: true,
+                ..hw_attr(1)
+            },
+            0,
+        )
+        .unwrap();
+    let kernel = sys
+        .open(
+            EventAttr {
+                exclude_user: true,
+                ..hw_attr(1)
+            },
+            0,
+        )
+        .unwrap();
+    let guest = sys
+        .open(
+            EventAttr {
+                config1: 1,
+                exclude_user: true,
+                ..hw_attr(1)
+            },
+            0,
+        )
+        .unwrap();
+    for e in [user, kernel, guest] {
+        sys.add(e, 0, true).unwrap();
+    }
+    let instr = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::Instructions));
+    for (mode, n) in [
+        (Mode::U, 10),
+        (Mode::S, 100),
+        (Mode::VU, 1000),
+        (Mode::VS, 10000),
+        (Mode::M, 5),
+    ] {
+        sys.tick(0, instr, mode, n);
+    }
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[user].count, 10 + 1000 + 10000 + 5);
+    assert_eq!(sys.events[kernel].count, 100 + 1000 + 10000 + 5);
+    // Guest event with exclude_user: VU inhibited, and nothing else.
+    assert_eq!(sys.events[guest].count, 10 + 100 + 10000 + 5);
+}
+
+#[test]
+fn migration_between_cpus_keeps_counts_and_periods() {
+    let cfg = Config::opensbi_like(SbiVersion::V3_0, 4, 40);
+    let mut sys = System::new(cfg, 2, Strategy::Batched, false);
+    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
+    let s = sys.open(hw_attr(0), 700).unwrap();
+    let f = sys.open(fw_attr(6), 0).unwrap();
+    for cpu in [0usize, 1, 0, 1] {
+        sys.disable(cpu);
+        sys.add(s, cpu, true).unwrap();
+        sys.add(f, cpu, true).unwrap();
+        sys.enable(cpu);
+        sys.tick(cpu, cycles, Mode::U, 500);
+        sys.tick(cpu, SimEvent::Fw(6), Mode::S, 2);
+        sys.disable(cpu);
+        sys.del(s);
+        sys.del(f);
+        sys.enable(cpu);
+        sys.check_invariants();
+    }
+    sys.check_counts();
+    assert_eq!(sys.events[s].count, 2000);
+    assert_eq!(sys.events[s].samples, 2);
+    assert_eq!(sys.events[f].count, 8);
+}
+
+#[test]
+fn stop_and_start_in_one_window_reload_a_sampling_counter() {
+    // perf_adjust_freq_unthr_context(): stop(UPDATE) then start(RELOAD) inside one window.
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let e = sys.open(hw_attr(0), 400).unwrap();
+    sys.add(e, 0, true).unwrap();
+    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
+    sys.tick(0, cycles, Mode::U, 300);
+    sys.disable(0);
+    sys.stop(e);
+    sys.events[e].hw.sample_period = 200;
+    sys.start(e);
+    sys.enable(0);
+    sys.check_invariants();
+    sys.tick(0, cycles, Mode::U, 200);
+    sys.settle();
+    assert_eq!(sys.events[e].count, 500);
+    // 300 events, then period_left = 100 with the new period: the sample comes 100 events later.
+    assert_eq!(sys.events[e].samples, 1);
+}
+
+#[test]
+fn event_init_errnos_match_the_c_driver() {
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    assert_eq!(sys.open(hw_attr(10), 0).unwrap_err().errno(), EINVAL);
+    let bad_cache = EventAttr {
+        ty: PERF_TYPE_HW_CACHE,
+        config: 7,
+        ..EventAttr::default()
+    };
+    assert_eq!(sys.open(bad_cache, 0).unwrap_err().errno(), EINVAL);
+    assert_eq!(sys.open(raw_attr(1 << 48), 0).unwrap_err().errno(), ENOENT);
+    assert_eq!(sys.open(raw_attr(1 << 62), 0).unwrap_err().errno(), ENOENT);
+    assert_eq!(
+        sys.open(
+            EventAttr {
+                ty: 1,
+                ..EventAttr::default()
+            },
+            0
+        )
+        .unwrap_err()
+        .errno(),
+        ENOENT
+    );
+}
+
+#[test]
+fn unavailable_standard_events_are_enoent() {
+    // QEMU counts cycles, instructions and three TLB events only.
+    let dtlb_r = EventIdx::cache(CacheId::Dtlb, CacheOp::Read, CacheResult::Miss);
+    let dtlb_w = EventIdx::cache(CacheId::Dtlb, CacheOp::Write, CacheResult::Miss);
+    let itlb_r = EventIdx::cache(CacheId::Itlb, CacheOp::Read, CacheResult::Miss);
+    for version in [SbiVersion::V2_0, SbiVersion::V3_0] {
+        for event_info in [false, true] {
+            let mut cfg = Config::opensbi_like(version, 4, 64);
+            cfg.event_info = event_info && version >= SbiVersion::V3_0;
+            cfg.hw_events = Some(vec![
+                EventIdx::hw(HwGeneralEvent::CpuCycles),
+                EventIdx::hw(HwGeneralEvent::Instructions),
+                dtlb_r,
+                dtlb_w,
+                itlb_r,
+            ]);
+            let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+            let info_calls = calls_of(&sys, 0, Fid::EventGetInfo);
+            assert_eq!(
+                info_calls,
+                u64::from(version >= SbiVersion::V3_0),
+                "{version:?} {event_info}"
+            );
+            for i in 0..StdEvents::COUNT {
+                let idx = StdEvents::nth(i).unwrap();
+                let expect = [1, 2].contains(&idx.raw()) || [dtlb_r, dtlb_w, itlb_r].contains(&idx);
+                assert_eq!(sys.std_events.is_available(idx), expect, "{idx:?}");
+            }
+            assert_eq!(sys.open(hw_attr(4), 0), Err(MapError::Unavailable));
+            let dtlb = EventAttr {
+                ty: PERF_TYPE_HW_CACHE,
+                config: 3 | 1 << 16,
+                ..EventAttr::default()
+            };
+            assert!(sys.open(dtlb, 0).is_ok());
+            // The probe left no counter configured.
+            assert_eq!(sys.cpus[0].model.started_mask(), 0);
+            for i in 0..30 {
+                assert_eq!(sys.cpus[0].model.counter_event(i), None);
+            }
+        }
+    }
+}
+
+#[test]
+fn add_failures_surface_as_typed_errors() {
+    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 2, 48);
+    cfg.raw_events = false;
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    // Raw events are not implemented: config_matching says NOT_SUPPORTED (errno ENOTSUPP).
+    let r = sys.open(raw_attr(5), 0).unwrap();
+    assert_eq!(
+        sys.add(r, 0, true),
+        Err(AddError::Sbi(SbiError::NotSupported))
+    );
+    // A reserved firmware event code.
+    let f = sys.open(fw_attr(100), 0).unwrap();
+    assert_eq!(
+        sys.add(f, 0, true),
+        Err(AddError::Sbi(SbiError::NotSupported))
+    );
+    // A corrupted event_base never reaches firmware.
+    let c = sys.cpus.get_mut(0).unwrap();
+    let mut hw = HwPerfEvent {
+        event_base: 0x50000,
+        ..HwPerfEvent::default()
+    };
+    assert_eq!(
+        c.pmu.add(&mut c.model, &mut hw, true),
+        Err(AddError::NoCounter)
+    );
+    assert_eq!(AddError::NoCounter.errno(), ENOENT);
+    sys.check_invariants();
+}
+
+/// A firmware that answers config_matching with a counter the driver did not offer.
+struct Liar(Model, usize);
+
+impl sbi_pmu::firmware::SbiEcall for Liar {
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> sbi_pmu::firmware::SbiRet {
+        let mut r = self.0.sbi_ecall(fid, args);
+        if fid == Fid::CounterConfigMatching && r.error == 0 {
+            r.value = self.1;
+        }
+        r
+    }
+
+    fn read_csr(&mut self, csr: u16) -> u64 {
+        self.0.read_csr(csr)
+    }
+}
+
+#[test]
+fn claim_rules_refuse_counters_firmware_should_not_return() {
+    let cfg = Config::opensbi_like(SbiVersion::V0_3, 4, 48);
+    for bogus in [1usize, 64, 1000, usize::MAX, 5] {
+        let mut fw = Liar(Model::new(cfg.clone()), bogus);
+        let info = PmuInfo::probe(&mut fw, SbiVersion::V0_3).unwrap();
+        let mut cpu = CpuHwEvents::new(&info, Strategy::Batched);
+        let mut first = HwPerfEvent::default();
+        info.event_init(
+            &hw_attr(5),
+            Default::default(),
+            &StdEvents::ALL,
+            None,
+            &mut first,
+        )
+        .unwrap();
+        let mut second = first;
+        let r1 = cpu.add(&mut fw, &mut first, true);
+        if bogus == 5 {
+            // Counter 5 is valid and free the first time, taken the second time.
+            assert_eq!(r1, Ok(()));
+            assert_eq!(
+                cpu.add(&mut fw, &mut second, true),
+                Err(AddError::NoCounter)
+            );
+        } else {
+            assert_eq!(r1, Err(AddError::NoCounter), "counter {bogus}");
+        }
+    }
+}
+
+#[test]
+fn dt_constraints_reach_the_driver_and_the_firmware() {
+    // Each event on one counter only, as on the Allwinner D1.
+    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 6, 64);
+    cfg.dt = Some(DtProps::from_cells(
+        None,
+        Some(&[3, 3, 1 << 3, 4, 4, 1 << 4, 5, 5, 1 << 5, 6, 6, 1 << 5]),
+        Some(&[0, 0x10, !0, !0, 1 << 8]),
+    ));
+    let mut sys = System::new(cfg, 1, Strategy::Batched, true);
+    let refs = sys.open(hw_attr(2), 0).unwrap();
+    let misses = sys.open(hw_attr(3), 0).unwrap();
+    let branches = sys.open(hw_attr(4), 0).unwrap();
+    let bmiss = sys.open(hw_attr(5), 0).unwrap();
+    let raw = sys.open(raw_attr(0x10), 0).unwrap();
+    assert_eq!(sys.events[refs].hw.cmask, 1 << 3);
+    assert_eq!(sys.events[raw].hw.cmask, 1 << 8);
+    for e in [refs, misses, branches, raw] {
+        sys.add(e, 0, true).unwrap();
+    }
+    // Branch misses share counter 5 with branches: no counter left, and no SBI call to learn it.
+    let before = sys.calls_since_boot();
+    assert_eq!(
+        sys.add(bmiss, 0, true),
+        Err(AddError::Sbi(SbiError::NotSupported))
+    );
+    assert_eq!(sys.calls_since_boot(), before);
+    sys.check_invariants();
+    assert_eq!(sys.events[raw].hw.idx, 8);
+}
+
+#[test]
+fn cpu_dying_disables_snapshot_and_starting_resets_counters() {
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut model = Model::new(cfg);
+    let info = PmuInfo::probe(&mut model, SbiVersion::V2_0).unwrap();
+    // A counter left running by an earlier kernel.
+    let idx = model
+        .counter_config_matching(
+            0,
+            0b1000,
+            CfgFlags::AUTO_START,
+            EventIdx::hw(HwGeneralEvent::BusCycles),
+            0,
+        )
+        .unwrap();
+    assert!(model.is_started(idx));
+    let mut cpu = CpuHwEvents::new(&info, Strategy::Batched);
+    cpu.cpu_starting(&mut model, true).unwrap();
+    assert!(!model.is_started(idx));
+    assert_eq!(model.counter_event(idx), None);
+    assert_eq!(model.snapshot_address(), Some(fwmodel::SNAPSHOT_PHYS));
+    cpu.cpu_dying(&mut model).unwrap();
+    assert_eq!(model.snapshot_address(), None);
+    assert!(!cpu.snapshot_enabled());
+    // Without snapshot support the CPU still starts; the error says why there is no snapshot.
+    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    cfg.snapshot = false;
+    let mut model = Model::new(cfg);
+    assert_eq!(
+        cpu.cpu_starting(&mut model, true),
+        Err(SbiError::NotSupported)
+    );
+    assert!(!cpu.snapshot_enabled());
+    // SBI v0.3 has no snapshot function: the driver does not try.
+    let mut model = Model::new(Config::opensbi_like(SbiVersion::V0_3, 4, 48));
+    let info = PmuInfo::probe(&mut model, SbiVersion::V0_3).unwrap();
+    let mut cpu = CpuHwEvents::new(&info, Strategy::Batched);
+    assert_eq!(cpu.cpu_starting(&mut model, true), Ok(()));
+    assert_eq!(model.calls()[Fid::SnapshotSetShmem.id()], 0);
+}
