@@ -110,6 +110,16 @@ impl System {
         self.total_calls() - self.setup_calls
     }
 
+    /// SBI calls the overflow handler made on all CPUs, as the driver counted them.
+    pub fn overflow_calls(&self) -> u64 {
+        self.cpus.iter().map(|c| c.pmu.stats().overflow_calls).sum()
+    }
+
+    /// Overflow interrupts taken on all CPUs.
+    pub fn overflows(&self) -> u64 {
+        self.cpus.iter().map(|c| c.pmu.stats().overflows).sum()
+    }
+
     /// `perf_event_open()` up to event_init: maps the attribute and prepares the event's state.
     /// `sample_period` is 0 for a counting event.
     pub fn open(&mut self, attr: EventAttr, sample_period: u64) -> Result<usize, MapError> {

@@ -94,6 +94,8 @@ pub struct PmuStats {
     pub reused: u64,
     /// Overflow interrupts that found running hardware counters.
     pub overflows: u64,
+    /// SBI calls made by the overflow handler (included in `calls`).
+    pub overflow_calls: u64,
     /// SBI calls that failed with an error other than ALREADY_STARTED/ALREADY_STOPPED.
     pub errors: u64,
 }
@@ -144,6 +146,8 @@ pub struct CpuHwEvents {
     held: [u64; RISCV_MAX_COUNTERS],
     /// Counters whose overflow is being handled.
     ovf_pending: u64,
+    /// Whether the overflow handler runs (between `overflow_begin` and `overflow_end`).
+    in_overflow: bool,
     init_val: [u64; RISCV_MAX_COUNTERS],
     mapped: [Option<SlotConfig>; RISCV_MAX_COUNTERS],
     stats: PmuStats,
@@ -176,6 +180,7 @@ impl CpuHwEvents {
             fresh: 0,
             held: [0; RISCV_MAX_COUNTERS],
             ovf_pending: 0,
+            in_overflow: false,
             init_val: [0; RISCV_MAX_COUNTERS],
             mapped: [None; RISCV_MAX_COUNTERS],
             stats: PmuStats::default(),
@@ -403,13 +408,23 @@ impl CpuHwEvents {
             return 0;
         }
         let b = bit(idx);
+        // A start recorded in this window and not flushed yet never ran: nothing to count.
+        let never_ran = self.reload & b != 0;
+        if never_ran {
+            // The value was never loaded, so the driver no longer knows what the counter holds.
+            self.fresh |= b & self.info.fw_mask;
+        }
         self.want &= !b;
         self.reload &= !b;
         hw.state |= HesState::STOPPED;
         // Outside a disable window the counter stops before it is read, as in the C driver. Inside
         // one it is read now and stopped at the flush: perf reads the count right after stop.
         self.maybe_flush(fw);
-        let delta = self.event_update(fw, hw);
+        let delta = if never_ran {
+            0
+        } else {
+            self.event_update(fw, hw)
+        };
         hw.state |= HesState::UPTODATE;
         delta
     }
@@ -432,6 +447,7 @@ impl CpuHwEvents {
     pub fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
         // The restart happens in overflow_end; until then work is recorded as inside a window.
         self.pmu_disable();
+        self.in_overflow = true;
         let hw_running = self.running & self.info.hw_mask;
         if hw_running == 0 {
             return 0;
@@ -501,6 +517,7 @@ impl CpuHwEvents {
     pub fn overflow_end<F: Firmware>(&mut self, fw: &mut F) {
         self.ovf_pending = 0;
         self.pmu_enable(fw);
+        self.in_overflow = false;
     }
 
     /// The counter the event holds, if it is one this CPU handed out.
@@ -517,6 +534,10 @@ impl CpuHwEvents {
         let Some(idx) = self.used_counter(hw) else {
             return 0;
         };
+        if self.reload & bit(idx) != 0 {
+            // The counter still waits for the value prev_count stands for: no event counted yet.
+            return 0;
+        }
         let Some(info) = self.info.counter_info(idx) else {
             return 0;
         };
@@ -760,6 +781,9 @@ impl CpuHwEvents {
     fn count(&mut self, fid: Fid) {
         if let Some(n) = self.stats.calls.get_mut(fid.id()) {
             *n += 1;
+        }
+        if self.in_overflow {
+            self.stats.overflow_calls += 1;
         }
     }
 
