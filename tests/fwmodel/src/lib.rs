@@ -35,6 +35,7 @@ use sbi_pmu::abi::{
 use sbi_pmu::dt::DtPmuMaps;
 use sbi_pmu::firmware::{SbiEcall, SbiRet};
 
+pub mod fdt;
 pub mod harness;
 
 /// The simulated physical address of the supervisor's snapshot page.
