@@ -168,6 +168,7 @@ pub fn event_set_period(hw: &mut HwPerfEvent, width_mask: u64) -> bool {
     if left > max {
         left = max;
     }
+    // The counter starts at -left in two's complement, so it wraps after `left` events.
     hw.prev_count = (left as u64).wrapping_neg();
     overflow
 }

@@ -460,13 +460,23 @@ impl CpuHwEvents {
         };
         let _ = self.sbi_stop(fw, hw_running, flags);
         self.running &= !hw_running;
-        let overflow = if self.snapshot {
-            // The bitmap is relative to counter_idx_base 0, so it is in logical counters already.
-            fw.snapshot_shmem()
-                .map_or(0, |(_, page)| page.ctr_overflow_mask)
+        // With snapshot memory the bitmap is relative to counter_idx_base 0, so it is in logical
+        // counters already; scountovf is indexed by hardware counter.
+        let from_page = if self.snapshot {
+            fw.snapshot_shmem().map(|(_, page)| page.ctr_overflow_mask)
         } else {
-            self.info
-                .logical_from_hw(fw.read_counter_csr(CSR_SCOUNTOVF))
+            None
+        };
+        let overflow = match from_page {
+            Some(mask) => mask,
+            None => {
+                if self.snapshot {
+                    // The implementation withdrew the page; the CSR still tells.
+                    self.stats.errors += 1;
+                }
+                self.info
+                    .logical_from_hw(fw.read_counter_csr(CSR_SCOUNTOVF))
+            }
         };
         self.ovf_pending = overflow & hw_running & self.used_hw_ctrs;
         self.ovf_pending
