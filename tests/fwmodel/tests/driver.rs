@@ -178,6 +178,17 @@ fn parked_counter_is_reset_when_another_event_needs_it() {
     assert_eq!(AddError::Sbi(SbiError::NotSupported).errno(), ENOTSUPP);
     sys.settle();
     sys.check_counts();
+    // When the CPU goes down, parked counters lose their mapping too.
+    sys.del(b);
+    let parked = sys.cpus[0].pmu.parked_ctrs();
+    assert_eq!(parked.count_ones(), 1);
+    let c = &mut sys.cpus[0];
+    c.pmu.cpu_dying(&mut c.model).unwrap();
+    assert_eq!(c.pmu.parked_ctrs(), 0);
+    assert_eq!(
+        c.model.counter_event(parked.trailing_zeros() as usize),
+        None
+    );
 }
 
 #[test]

@@ -277,8 +277,19 @@ impl CpuHwEvents {
         }
     }
 
-    /// `pmu_sbi_dying_cpu()`: disables the snapshot memory of this CPU.
+    /// Resets the mapping of every parked counter (one stop with RESET), so firmware holds no
+    /// mapping for an event that left this CPU. The driver does it by itself when a counter is
+    /// needed and at CPU teardown; the glue may call it when the PMU goes away.
+    pub fn release_parked<F: Firmware>(&mut self, fw: &mut F) {
+        let parked = self.parked;
+        if parked != 0 {
+            self.reset_now(fw, parked);
+        }
+    }
+
+    /// `pmu_sbi_dying_cpu()`: releases parked counters and disables the snapshot memory of this CPU.
     pub fn cpu_dying<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError> {
+        self.release_parked(fw);
         if !self.snapshot {
             return Ok(());
         }
