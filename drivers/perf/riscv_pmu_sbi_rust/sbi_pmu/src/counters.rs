@@ -272,8 +272,16 @@ impl PmuInfo {
     }
 
     /// `GENMASK_ULL(width, 0)` of a counter; 0 for an unusable one.
+    ///
+    /// For a firmware counter the specification says the width field "should be ignored" (function
+    /// #1), so its values are taken as 64-bit, which is what `counter_fw_read` returns on RV64. The C
+    /// driver uses the field anyway; OpenSBI reports 63 there, so both agree on OpenSBI.
     pub fn width_mask(&self, idx: usize) -> u64 {
-        self.counter_info(idx).map_or(0, CounterInfo::width_mask)
+        match self.counter_info(idx) {
+            Some(info) if info.is_firmware() => u64::MAX,
+            Some(info) => info.width_mask(),
+            None => 0,
+        }
     }
 
     /// The width mask `riscv_pmu_ctr_get_width_mask()` uses before an event has a counter: that of
@@ -605,6 +613,14 @@ mod tests {
         assert_eq!(info.width_mask(3), (1 << 48) - 1);
         assert_eq!(info.width_mask(1), 0);
         assert_eq!(info.width_mask(200), 0);
+        // The width field of a firmware counter is ignored, as the specification says.
+        let narrow_fw = CounterInfo {
+            csr: 0,
+            width: 15,
+            kind: CounterKind::Firmware,
+        };
+        let odd_fw = PmuInfo::from_counter_infos(SbiVersion::V2_0, &[Some(narrow_fw.encode())]);
+        assert_eq!(odd_fw.width_mask(0), u64::MAX);
         assert_eq!(info.init_width_mask(), u64::MAX);
         assert_eq!(info.hpm_info(), Some((47, 6)));
         assert_eq!(info.logical_from_hw(0b1001), 0b1001);

@@ -371,7 +371,7 @@ impl CpuHwEvents {
         let Some(info) = self.info.counter_info(idx) else {
             return;
         };
-        let mask = info.width_mask();
+        let mask = self.info.width_mask(idx);
         hw.state = HesState::empty();
         let reload_value = if self.strategy == Strategy::Batched && !hw.is_sampling() {
             if !info.is_firmware() {
@@ -579,7 +579,7 @@ impl CpuHwEvents {
         if let Some(h) = self.held.get_mut(idx) {
             *h = value;
         }
-        event_update_with(hw, value, info.width_mask())
+        event_update_with(hw, value, self.info.width_mask(idx))
     }
 
     /// `pmu_sbi_ctr_get_idx()`: finds a counter for the event and claims it.
