@@ -11,7 +11,7 @@
 
 use crate::firmware_shim::Firmware;
 use crate::glue::{
-    cpuhp::CpuOnline,
+    cpuhp::CpuStarting,
     perf::{self, Capabilities, EventFlags, HwState, PerfEvent},
     platform,
     sbi::{self, EcallFirmware},
@@ -472,10 +472,10 @@ impl PmuSbiStartingCpu {
     }
 }
 
-impl CpuOnline for PmuSbiStartingCpu {
-    const NAME: &'static CStr = c_str!("perf/riscv/pmu_sbi_rust:online");
+impl CpuStarting for PmuSbiStartingCpu {
+    const NAME: &'static CStr = c_str!("perf/riscv/pmu_sbi_rust:starting");
 
-    fn online(&self, _cpu: u32) -> Result {
+    fn starting(&self, _cpu: u32) -> Result {
         sbi::write_scounteren(SCOUNTEREN_TIME);
         // Firmware leaves `cycle` and `instret` running from boot, and starting a running counter
         // does not load its start value: stop everything so counters start from a known state.

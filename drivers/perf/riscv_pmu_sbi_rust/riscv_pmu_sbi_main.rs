@@ -44,11 +44,12 @@ impl kernel::Module for RiscvPmuSbiModule {
         pmu_sbi::pmu_sbi_check_c_driver()?;
         let pmu = RiscvPmu::probe(&mut EcallFirmware)?;
 
-        // Every CPU's counters are stopped before perf can use them.
+        // Every CPU's counters are stopped before perf can use them, now and when a CPU starts.
         let starting_cpu = KBox::pin_init(
             cpuhp::Registration::new(PmuSbiStartingCpu::new(pmu.cmask())),
             GFP_KERNEL,
-        )?;
+        )
+        .inspect_err(|err| pr_err!("setting up the CPU hotplug state failed: {:?}\n", err))?;
 
         let capabilities = pmu.capabilities();
         let pmu = KBox::pin_init(

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! CPU hotplug: run code on every CPU now and whenever a CPU comes online.
+//! CPU hotplug: run code on every CPU now and whenever a CPU starts.
 //!
 //! C header: [`include/linux/cpuhotplug.h`](srctree/include/linux/cpuhotplug.h)
+//!
+//! The state is `CPUHP_AP_PERF_RISCV_STARTING`, the one the C driver uses: its callbacks run on a
+//! starting CPU with interrupts disabled, before perf can schedule events on it. Only one driver
+//! can hold it, so the C driver must not be running.
 
 use super::bindings;
 use core::{marker::PhantomData, ptr::addr_of};
@@ -14,40 +18,40 @@ use kernel::{
     types::Opaque,
 };
 
-/// What to do on a CPU that comes online.
-pub(crate) trait CpuOnline: Send + Sync + 'static {
+/// What to do on a starting CPU.
+pub(crate) trait CpuStarting: Send + Sync + 'static {
     /// The name of the hotplug state, shown in `/sys/devices/system/cpu/hotplug/states`.
     const NAME: &'static CStr;
 
-    /// Runs on `cpu`, in that CPU's hotplug thread, when the state is set up (for every online
-    /// CPU) and whenever the CPU comes online later.
-    fn online(&self, cpu: u32) -> Result;
+    /// Runs on `cpu`, with interrupts disabled, when the state is set up (for every online CPU)
+    /// and whenever the CPU starts later. It must not sleep.
+    fn starting(&self, cpu: u32) -> Result;
 }
 
-/// A dynamic multi-instance CPU hotplug state (`CPUHP_AP_ONLINE_DYN`), removed on drop.
+/// The multi-instance CPU hotplug state, removed on drop.
 ///
 /// # Invariants
 ///
-/// The value is a state number returned by `cpuhp_setup_state_multi()` and not removed yet.
-struct DynState(c_int);
+/// The value is a state set up by `cpuhp_setup_state_multi()` and not removed yet.
+struct State(c_int);
 
-impl DynState {
-    fn new<T: CpuOnline>() -> Result<Self> {
+impl State {
+    fn new<T: CpuStarting>() -> Result<Self> {
         // SAFETY: The name is a static string and the callback matches the C prototype.
         let state = unsafe {
-            bindings::rpmu_cpuhp_setup_state_multi(
+            bindings::rpmu_cpuhp_setup_starting_state(
                 T::NAME.as_char_ptr(),
-                Some(Adapter::<T>::online_callback),
+                Some(Adapter::<T>::starting_callback),
                 None,
             )
         };
         to_result(state)?;
-        // INVARIANT: A non-negative return value is the allocated state.
+        // INVARIANT: A non-negative return value is the state that was set up.
         Ok(Self(state))
     }
 }
 
-impl Drop for DynState {
+impl Drop for State {
     fn drop(&mut self) {
         // SAFETY: By the type invariant the state is set up; its instance (if any) is removed
         // before, as `Registration` drops it first.
@@ -55,34 +59,34 @@ impl Drop for DynState {
     }
 }
 
-/// A registered [`CpuOnline`]: `T::online()` has run on every online CPU and will run on each
-/// CPU that comes online, until drop.
+/// A registered [`CpuStarting`]: `T::starting()` has run on every online CPU and will run on each
+/// CPU that starts, until drop.
 ///
 /// # Invariants
 ///
 /// `node` is an instance of `state`, added by the initialiser and removed on drop.
 #[pin_data(PinnedDrop)]
-pub(crate) struct Registration<T: CpuOnline> {
+pub(crate) struct Registration<T: CpuStarting> {
     data: T,
-    state: DynState,
+    state: State,
     #[pin]
     node: Opaque<bindings::hlist_node>,
 }
 
 // SAFETY: `T` is `Sync`, and the C side only touches `node` under the hotplug lock.
-unsafe impl<T: CpuOnline> Sync for Registration<T> {}
+unsafe impl<T: CpuStarting> Sync for Registration<T> {}
 
 // SAFETY: Nothing in the registration is tied to the thread that created it.
-unsafe impl<T: CpuOnline> Send for Registration<T> {}
+unsafe impl<T: CpuStarting> Send for Registration<T> {}
 
-impl<T: CpuOnline> Registration<T> {
-    /// Sets up the hotplug state and runs `data.online()` on every online CPU.
+impl<T: CpuStarting> Registration<T> {
+    /// Sets up the hotplug state and runs `data.starting()` on every online CPU.
     ///
-    /// Fails with the first error `online` returns; the state is then removed again.
+    /// Fails with the first error `starting` returns; the state is then removed again.
     pub(crate) fn new(data: T) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             data,
-            state: DynState::new::<T>()?,
+            state: State::new::<T>()?,
             node <- Self::add_instance(),
         }? Error)
     }
@@ -104,7 +108,7 @@ impl<T: CpuOnline> Registration<T> {
 }
 
 #[pinned_drop]
-impl<T: CpuOnline> PinnedDrop for Registration<T> {
+impl<T: CpuStarting> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
         // There is no teardown callback, so removing the instance cannot fail.
         // SAFETY: By the type invariant `node` is an instance of `state`.
@@ -113,9 +117,9 @@ impl<T: CpuOnline> PinnedDrop for Registration<T> {
 }
 
 /// The hotplug callbacks of a [`Registration<T>`].
-struct Adapter<T: CpuOnline>(PhantomData<T>);
+struct Adapter<T: CpuStarting>(PhantomData<T>);
 
-impl<T: CpuOnline> Adapter<T> {
+impl<T: CpuStarting> Adapter<T> {
     /// Returns the registration a node belongs to, as a raw pointer.
     fn registration(node: *mut bindings::hlist_node) -> *const Registration<T> {
         // CAST: `Opaque<hlist_node>` is `repr(transparent)` over `hlist_node`.
@@ -139,14 +143,14 @@ impl<T: CpuOnline> Adapter<T> {
     /// # Safety
     ///
     /// `node` must be passed by the hotplug core to the startup callback of the state.
-    unsafe extern "C" fn online_callback(cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
+    unsafe extern "C" fn starting_callback(cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
         from_result(|| {
             let registration = Self::registration(node);
             // SAFETY: The node belongs to a `Registration<T>` whose `data` is initialised before
             // the node is added and outlives it (see `PinnedDrop`). Only `data` is referenced, as
             // the node itself may still be under initialisation.
             let data = unsafe { &*addr_of!((*registration).data) };
-            data.online(cpu)?;
+            data.starting(cpu)?;
             Ok(0)
         })
     }

@@ -109,11 +109,14 @@ bool rpmu_event_has_branch_stack(struct perf_event *event)
 	return has_branch_stack(event);
 }
 
-int rpmu_cpuhp_setup_state_multi(const char *name,
-				 int (*startup)(unsigned int cpu, struct hlist_node *node),
-				 int (*teardown)(unsigned int cpu, struct hlist_node *node))
+int rpmu_cpuhp_setup_starting_state(const char *name,
+				    int (*startup)(unsigned int cpu, struct hlist_node *node),
+				    int (*teardown)(unsigned int cpu, struct hlist_node *node))
 {
-	return cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, name, startup, teardown);
+	int ret;
+
+	ret = cpuhp_setup_state_multi(CPUHP_AP_PERF_RISCV_STARTING, name, startup, teardown);
+	return ret < 0 ? ret : CPUHP_AP_PERF_RISCV_STARTING;
 }
 
 int rpmu_cpuhp_state_add_instance(int state, struct hlist_node *node)

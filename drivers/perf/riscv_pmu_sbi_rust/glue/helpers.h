@@ -43,12 +43,14 @@ bool rpmu_event_is_sampling(struct perf_event *event);
 bool rpmu_event_has_branch_stack(struct perf_event *event);
 
 /*
- * Multi-instance dynamic CPU hotplug state: cpuhp_setup_state_multi() and the instance functions are inline
- * wrappers that cast the callbacks.
+ * The multi-instance CPU hotplug state of the RISC-V PMU (CPUHP_AP_PERF_RISCV_STARTING): its callbacks run on
+ * each CPU early in its bring-up, with interrupts disabled, before perf can schedule events there.
+ * cpuhp_setup_state_multi() and the instance functions are inline wrappers that cast the callbacks. Returns the
+ * state, or a negative errno (-EBUSY while the C driver holds it).
  */
-int rpmu_cpuhp_setup_state_multi(const char *name,
-				 int (*startup)(unsigned int cpu, struct hlist_node *node),
-				 int (*teardown)(unsigned int cpu, struct hlist_node *node));
+int rpmu_cpuhp_setup_starting_state(const char *name,
+				    int (*startup)(unsigned int cpu, struct hlist_node *node),
+				    int (*teardown)(unsigned int cpu, struct hlist_node *node));
 int rpmu_cpuhp_state_add_instance(int state, struct hlist_node *node);
 int rpmu_cpuhp_state_remove_instance(int state, struct hlist_node *node);
 void rpmu_cpuhp_remove_multi_state(int state);
