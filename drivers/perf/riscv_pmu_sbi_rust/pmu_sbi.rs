@@ -9,7 +9,6 @@
 //! This version counts the cycles and instructions hardware events. Other events are refused with
 //! `ENOENT`, which perf reports as `<not supported>`, and sampling events with `EOPNOTSUPP`.
 
-use crate::firmware_shim::Firmware;
 use crate::glue::{
     cpuhp::CpuStarting,
     perf::{self, Capabilities, EventFlags, HwState, PerfEvent},
@@ -24,6 +23,7 @@ use sbi_pmu::{
         StartFlags, StopFlags, EXT_PMU, RISCV_MAX_COUNTERS,
     },
     events::{self, EventAttr, EventRequest, MapError},
+    firmware::Firmware,
 };
 
 /// The platform devices of the C drivers that register the `cpu` PMU.

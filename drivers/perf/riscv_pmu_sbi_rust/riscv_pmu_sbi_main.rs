@@ -15,7 +15,6 @@
 
 use kernel::prelude::*;
 
-mod firmware_shim;
 mod glue;
 mod pmu_sbi;
 

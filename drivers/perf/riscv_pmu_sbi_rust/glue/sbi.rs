@@ -4,18 +4,16 @@
 //!
 //! C header: [`arch/riscv/include/asm/sbi.h`](srctree/arch/riscv/include/asm/sbi.h)
 //!
-//! [`EcallFirmware`] is the kernel's implementation of the [`Firmware`] trait: each method is one
-//! `ecall` into the SBI implementation (a7 = PMU extension, a6 = function ID), and counter reads
-//! are `csrr` instructions. The driver logic only sees the trait.
+//! [`EcallFirmware`] is the kernel's implementation of `sbi_pmu`'s raw [`SbiEcall`] trait, and so
+//! of its [`Firmware`](sbi_pmu::firmware::Firmware) trait: each SBI function is one `ecall` into
+//! the SBI implementation (a7 = PMU extension, a6 = function ID), and counter reads are `csrr`
+//! instructions. The driver logic only sees the `Firmware` trait.
 
 use super::bindings;
-use crate::firmware_shim::Firmware;
 use core::arch::asm;
 use kernel::init::Zeroable;
-use sbi_pmu::abi::{
-    sbi_result, CfgFlags, CounterInfo, EventIdx, Fid, SbiError, SbiVersion, StartFlags, StopFlags,
-    EXT_PMU, SBI_SHMEM_DISABLE,
-};
+use sbi_pmu::abi::{Fid, SbiError, SbiVersion, EXT_PMU, SBI_SHMEM_DISABLE};
+use sbi_pmu::firmware::{SbiEcall, SbiRet};
 
 /// The SBI specification version the kernel found at boot.
 pub(crate) fn spec_version() -> SbiVersion {
@@ -46,13 +44,18 @@ pub(crate) fn write_scounteren(value: usize) {
 }
 
 /// One SBI PMU call: `ecall` with a7 = [`EXT_PMU`], a6 = `fid` and the arguments in a0 to a5.
-fn pmu_ecall(fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
+///
+/// # Safety
+///
+/// The call must not make firmware write memory the kernel does not hand over to it: a shared
+/// memory address passed to `snapshot_set_shmem` or `event_get_info` must be memory reserved for
+/// firmware for as long as it may write it.
+unsafe fn pmu_ecall(fid: Fid, args: [usize; 6]) -> SbiRet {
     let error: isize;
     let value: usize;
-    // SAFETY: The SBI calling convention preserves every register but a0 and a1. The PMU functions
-    // the safe methods below expose only read or write counter state, never memory the kernel owns:
-    // the two functions that take a memory address are not issued with one (see the `Firmware`
-    // impl). Memory is still treated as clobbered, as in `sbi_ecall()`.
+    // SAFETY: The SBI calling convention preserves every register but a0 and a1. Firmware writes
+    // memory only as the caller allows (see the safety contract). Memory is treated as clobbered, as
+    // in `sbi_ecall()`.
     unsafe {
         asm!(
             "ecall",
@@ -67,7 +70,7 @@ fn pmu_ecall(fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
             options(nostack),
         )
     };
-    sbi_result(error, value)
+    SbiRet { error, value }
 }
 
 /// Reads the counter CSR `csr` (`cycle`, `time`, `instret` or `hpmcounter3`..`hpmcounter31`).
@@ -103,92 +106,34 @@ fn read_counter_csr(csr: u16) -> u64 {
 ///
 /// The calls act on the calling hart's counters; callers that keep per-hart state make sure they
 /// stay on the hart (the perf callbacks run with interrupts disabled).
+///
+/// It has no shared memory yet: `snapshot_set_shmem` can only disable the snapshot memory, and
+/// `event_get_info` is refused, since firmware would write to whatever address it is given.
 #[derive(Default)]
 pub(crate) struct EcallFirmware;
 
 // SAFETY: `EcallFirmware` is a zero-sized type, so the all-zero bit pattern is its only value.
 unsafe impl Zeroable for EcallFirmware {}
 
-impl Firmware for EcallFirmware {
-    fn num_counters(&mut self) -> Result<usize, SbiError> {
-        pmu_ecall(Fid::NumCounters, [0; 6])
-    }
-
-    fn counter_get_info(&mut self, idx: usize) -> Result<CounterInfo, SbiError> {
-        pmu_ecall(Fid::CounterGetInfo, [idx, 0, 0, 0, 0, 0]).map(CounterInfo::decode)
-    }
-
-    fn counter_config_matching(
-        &mut self,
-        cbase: usize,
-        cmask: usize,
-        flags: CfgFlags,
-        event_idx: EventIdx,
-        event_data: u64,
-    ) -> Result<usize, SbiError> {
-        // CAST: On RV64 `event_data` is passed whole in one register.
-        let args = [
-            cbase,
-            cmask,
-            flags.bits(),
-            event_idx.raw() as usize,
-            event_data as usize,
-            0,
-        ];
-        pmu_ecall(Fid::CounterConfigMatching, args)
-    }
-
-    fn counter_start(
-        &mut self,
-        cbase: usize,
-        cmask: usize,
-        flags: StartFlags,
-        initial_value: u64,
-    ) -> Result<(), SbiError> {
-        // CAST: On RV64 `initial_value` is passed whole in one register.
-        let args = [cbase, cmask, flags.bits(), initial_value as usize, 0, 0];
-        pmu_ecall(Fid::CounterStart, args).map(|_| ())
-    }
-
-    fn counter_stop(
-        &mut self,
-        cbase: usize,
-        cmask: usize,
-        flags: StopFlags,
-    ) -> Result<(), SbiError> {
-        pmu_ecall(Fid::CounterStop, [cbase, cmask, flags.bits(), 0, 0, 0]).map(|_| ())
-    }
-
-    fn counter_fw_read(&mut self, idx: usize) -> Result<usize, SbiError> {
-        pmu_ecall(Fid::CounterFwRead, [idx, 0, 0, 0, 0, 0])
-    }
-
-    fn counter_fw_read_hi(&mut self, idx: usize) -> Result<usize, SbiError> {
-        pmu_ecall(Fid::CounterFwReadHi, [idx, 0, 0, 0, 0, 0])
-    }
-
-    /// Only disabling the shared memory is allowed here: firmware writes to the memory it is
-    /// given, so setting it up belongs to the glue that owns that memory.
-    fn snapshot_set_shmem(&mut self, lo: usize, hi: usize, flags: usize) -> Result<(), SbiError> {
-        if lo != SBI_SHMEM_DISABLE || hi != SBI_SHMEM_DISABLE {
-            return Err(SbiError::InvalidAddress);
+impl SbiEcall for EcallFirmware {
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+        let gives_memory = match fid {
+            Fid::SnapshotSetShmem => args[0] != SBI_SHMEM_DISABLE || args[1] != SBI_SHMEM_DISABLE,
+            Fid::EventGetInfo => true,
+            _ => false,
+        };
+        if gives_memory {
+            return SbiRet {
+                error: SbiError::InvalidAddress.code(),
+                value: 0,
+            };
         }
-        pmu_ecall(Fid::SnapshotSetShmem, [lo, hi, flags, 0, 0, 0]).map(|_| ())
+        // SAFETY: No address is handed to firmware: the calls that take one were refused above,
+        // except disabling the snapshot memory, which names no memory.
+        unsafe { pmu_ecall(fid, args) }
     }
 
-    /// Not issued from here: firmware writes the results to the memory it is given, so the call
-    /// belongs to the glue that owns that memory.
-    fn event_get_info(
-        &mut self,
-        _lo: usize,
-        _hi: usize,
-        _n: usize,
-        _flags: usize,
-    ) -> Result<(), SbiError> {
-        Err(SbiError::InvalidAddress)
-    }
-
-    fn read_counter_csr(&mut self, csr: u16) -> u64 {
+    fn read_csr(&mut self, csr: u16) -> u64 {
         read_counter_csr(csr)
     }
 }
