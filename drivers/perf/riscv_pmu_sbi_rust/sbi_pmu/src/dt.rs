@@ -193,7 +193,7 @@ fn rows(bytes: &[u8], property: DtProperty) -> core::slice::ChunksExact<'_, u8> 
 
 fn check_length(bytes: &[u8], property: DtProperty) -> Result<usize, DtError> {
     let len = bytes.len();
-    if !len.is_multiple_of(property.row_bytes()) {
+    if len % property.row_bytes() != 0 {
         return Err(DtError::Length { property, len });
     }
     Ok(len / property.row_bytes())
