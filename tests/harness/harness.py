@@ -9,6 +9,7 @@ driver with its committed baseline, tests/expectations/baseline-c.tsv) and print
 """
 
 import argparse
+import concurrent.futures
 import fnmatch
 import json
 import os
@@ -31,7 +32,7 @@ QEMU_EXIT = {240: "timeout", 241: "guest died (panic or QEMU error)", 242: "kern
              243: "module failed to load"}
 
 SECTION_BEGIN = re.compile(r"^### BEGIN (\S+) (.*)$")
-SECTION_END = re.compile(r"^### END (\S+) (.*) rc=(\d+)$")
+SECTION_END = re.compile(r"^### END (\S+) (.*) rc=(\d+|skip)(?: ms=(\d+))?$")
 TAP_LINE = re.compile(r"^(not )?ok \d+ (.*?)(?:\s+#\s*(SKIP|XFAIL|TODO)\b\s*(.*))?$")
 TAP_PLAN = re.compile(r"^1\.\.(\d+)")
 PERF_LINE = re.compile(r"^\s*(\d+)(?:\.(\d+))?:\s(.*?)\s*:\s(Ok|FAILED!|Skip(?:\s.*)?)\s*$")
@@ -52,6 +53,7 @@ class Run:
         self.results = {}  # test id -> (status "pass"|"fail"|"skip", detail)
         self.values = {}  # value name -> string
         self.seconds = 0.0
+        self.durations = {}  # section -> seconds
 
     def add(self, test, status, detail=""):
         # A test id seen twice keeps the worse result.
@@ -73,8 +75,14 @@ def parse_output(run, text, qemu_status):
             cur, lines = (m.group(1), m.group(2)), []
             continue
         m = SECTION_END.match(line)
+        if m and cur is not None and m.group(3) == "skip":
+            run.add(f"{cur[0]}/{cur[1]}", "skip", "not run on this entry (expectations)")
+            cur = None
+            continue
         if m and cur is not None:
             sections.append((cur[0], cur[1], int(m.group(3)), lines))
+            if m.group(4):
+                run.durations[f"{cur[0]}/{cur[1]}"] = int(m.group(4)) / 1000
             cur = None
             continue
         if cur is not None:
@@ -179,9 +187,9 @@ def load_expectations():
             if not line or line.startswith("#"):
                 continue
             parts = line.split("\t")
-            if len(parts) != 5 or parts[3] not in ("xfail", "flaky"):
+            if len(parts) != 5 or parts[3] not in ("xfail", "flaky", "skip"):
                 sys.exit(f"{EXPECTATIONS}:{n}: expected 5 tab-separated fields "
-                         "(test glob, entry glob, driver glob, xfail|flaky, reason)")
+                         "(test glob, entry glob, driver glob, xfail|flaky|skip, reason)")
             rules.append(parts)
     return rules
 
@@ -206,7 +214,16 @@ def load_baseline():
     return base
 
 
-def boot(entry, driver, suites, outdir, timeout, module):
+def skips_for(rules, entry, driver):
+    """The guest-side --skip options: whole sections the expectations say not to run on this entry."""
+    out = []
+    for tglob, eglob, dglob, kind, _ in rules:
+        if kind == "skip" and fnmatch.fnmatchcase(entry, eglob) and fnmatch.fnmatchcase(driver, dglob):
+            out += ["--skip", tglob]
+    return out
+
+
+def boot(entry, driver, suites, outdir, timeout, module, skips):
     opts, _ = ENTRIES[entry]
     rdir = os.path.join(outdir, f"{entry}-{driver}")
     os.makedirs(rdir, exist_ok=True)
@@ -214,17 +231,24 @@ def boot(entry, driver, suites, outdir, timeout, module):
            "--console-log", os.path.join(rdir, "console.log")]
     if module:
         cmd += ["--module", module]
-    cmd += ["--", "/opt/rpmu/run-suites", *suites]
+    cmd += ["--", "/opt/rpmu/run-suites", *skips, *suites]
     start = time.monotonic()
+    # The log is written as the guest prints, so a long run can be followed with tail -f.
+    out = []
     with open(os.path.join(rdir, "output.log"), "w", encoding="utf-8") as log:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
-        log.write(proc.stdout)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        for line in proc.stdout:
+            log.write(line)
+            log.flush()
+            out.append(line)
+        proc.wait()
+    text = "".join(out)
     run = Run(entry, driver)
     run.seconds = time.monotonic() - start
-    parse_output(run, proc.stdout, proc.returncode)
+    parse_output(run, text, proc.returncode)
     # qemu-run's own messages (timeouts, kernel log reports) go to the log; show the kernel report lines.
     if proc.returncode in QEMU_EXIT:
-        for line in proc.stdout.splitlines():
+        for line in text.splitlines():
             if line.startswith("[qemu]") or line.startswith("  "):
                 print(f"    {line}")
     return run
@@ -239,6 +263,8 @@ def main():
         os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "riscv_pmu_sbi_rust"))), "harness"),
         help="directory for logs and results")
     p.add_argument("--timeout", type=int, default=1500, help="per-boot wall-clock limit in seconds")
+    p.add_argument("--jobs", type=int, default=int(os.environ.get("HARNESS_JOBS", "1")),
+                   help="boots to run at once (default: 1, or $HARNESS_JOBS)")
     p.add_argument("--module", help="module path for the rust driver (default: qemu-run's)")
     p.add_argument("--update-baseline", action="store_true",
                    help="write this run's C-driver results to tests/expectations/baseline-c.tsv")
@@ -257,14 +283,25 @@ def main():
     baseline = load_baseline()
     os.makedirs(args.out, exist_ok=True)
 
+    # Boots run in order entry by entry; with --jobs 2 the two drivers of one entry boot side by side, so they
+    # see the same host load.
     runs = {}
-    for entry in entries:
-        for driver in drivers:
+    jobs = [(entry, driver) for entry in entries for driver in drivers]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {}
+        for entry, driver in jobs:
             say(f"{entry} ({ENTRIES[entry][1]}), driver {driver}: booting and running {', '.join(suites)}")
-            run = boot(entry, driver, suites, args.out, args.timeout, args.module)
+            futures[pool.submit(boot, entry, driver, suites, args.out, args.timeout, args.module,
+                                skips_for(rules, entry, driver))] = (entry, driver)
+        for fut in concurrent.futures.as_completed(futures):
+            entry, driver = futures[fut]
+            run = fut.result()
             runs[(entry, driver)] = run
             n = {s: sum(1 for r in run.results.values() if r[0] == s) for s in ("pass", "fail", "skip")}
-            say(f"  done in {run.seconds:.0f} s: {n['pass']} pass, {n['fail']} fail, {n['skip']} skip (raw)")
+            slow = ", ".join(f"{k} {v:.0f} s" for k, v in sorted(run.durations.items(), key=lambda kv: -kv[1])[:3])
+            say(f"{entry} driver {driver}: done in {run.seconds:.0f} s: {n['pass']} pass, {n['fail']} fail, "
+                f"{n['skip']} skip (raw); slowest: {slow}")
+    runs = {k: runs[k] for k in jobs}
 
     totals = {"passed": 0, "failed": 0, "skipped": 0}
     failures, notes = [], []

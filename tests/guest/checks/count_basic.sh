@@ -9,7 +9,8 @@ W=/opt/rpmu/bin/workload
 # count EVENT N: prints the count perf stat reports for EVENT over `workload N`, or the reason it has none.
 count() {
   local out val
-  out=$(perf stat -x, -e "$1" -- "$W" "$2" 2>&1 >/dev/null) || { echo "perf-failed: $(echo "$out" | tail -1)"; return; }
+  # A fixed, minimal environment: libc's start-up code reads it, so the user-mode count depends on its size.
+  out=$(env -i PATH=/usr/bin perf stat -x, -e "$1" -- "$W" "$2" 2>&1 >/dev/null) || { echo "perf-failed: $(echo "$out" | tail -1)"; return; }
   val=$(printf '%s\n' "$out" | awk -F, -v e="$1" '$3 == e { print $1; exit }')
   echo "${val:-no-line: $(echo "$out" | tail -1)}"
 }
