@@ -12,6 +12,9 @@
 SHELL := /bin/bash
 export RPMU_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/riscv_pmu_sbi_rust
 HARNESS_DRIVERS ?= $(if $(wildcard scripts/module-build),c$(comma)rust,c)
+# Two boots at a time: the C and Rust drivers of one matrix entry run side by side, under the same load.
+HARNESS_JOBS ?= 2
+HARNESS_ARGS ?=
 comma := ,
 
 .PHONY: run test module host-test deps kernel rootfs harness clean distclean
@@ -35,7 +38,7 @@ module: kernel
 	scripts/module-build
 
 harness: rootfs
-	tests/harness/harness.py --drivers $(HARNESS_DRIVERS)
+	tests/harness/harness.py --drivers $(HARNESS_DRIVERS) --jobs $(HARNESS_JOBS) $(HARNESS_ARGS)
 
 test: deps
 	@echo "[test] 1/3 host tests"
@@ -47,7 +50,7 @@ test: deps
 	@echo "[test] 3/3 QEMU harness, drivers: $(HARNESS_DRIVERS)"
 	scripts/build-kernel
 	scripts/build-rootfs
-	tests/harness/harness.py --drivers $(HARNESS_DRIVERS)
+	tests/harness/harness.py --drivers $(HARNESS_DRIVERS) --jobs $(HARNESS_JOBS) $(HARNESS_ARGS)
 
 clean:
 	rm -rf target

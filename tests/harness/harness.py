@@ -340,8 +340,14 @@ def main():
             report.append({"entry": entry, "driver": driver, "test": test, "status": status, "outcome": outcome,
                            "detail": detail, "reference": ref, "comparison": cmp})
             if driver == "rust" and cmp == "worse":
-                outcome = "fail"
-                detail = f"worse than the C driver ({ref} -> {status}) {detail}".strip()
+                # Worse than the C driver fails the run, unless the expectations list it as a known gap of the
+                # Rust driver (with its reason); it is still counted and reported.
+                if kind == "xfail":
+                    outcome = "xfail"
+                    notes.append(f"{entry} rust: {test}: {status}, C driver {ref}: known gap ({reason})")
+                else:
+                    outcome = "fail"
+                    detail = f"worse than the C driver ({ref} -> {status}) {detail}".strip()
             elif driver == "c" and cmp in ("worse", "better") and outcome in ("pass", "fail"):
                 notes.append(f"{entry} c: {test}: {status}, baseline says {ref}")
             counts[outcome] = counts.get(outcome, 0) + 1
