@@ -7,6 +7,7 @@
 
 pub(crate) mod bindings;
 pub(crate) mod cpuhp;
+pub(crate) mod debugfs;
 pub(crate) mod percpu;
 pub(crate) mod perf;
 pub(crate) mod platform;

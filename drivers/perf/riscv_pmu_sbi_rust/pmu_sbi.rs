@@ -6,24 +6,29 @@
 //! with the core library [`drivers/perf/riscv_pmu.c`](srctree/drivers/perf/riscv_pmu.c). The
 //! functions carry the names of their C counterparts.
 //!
-//! This version counts the cycles and instructions hardware events. Other events are refused with
-//! `ENOENT`, which perf reports as `<not supported>`, and sampling events with `EOPNOTSUPP`.
+//! The logic lives in the `sbi_pmu` crate: the event mapping (`sbi_pmu::events`), the counter table
+//! (`sbi_pmu::counters`) and the per-CPU core (`sbi_pmu::pmu::CpuHwEvents`), which batches the SBI
+//! calls of a context switch. The callbacks here copy the event's `hw_perf_event` into the crate's
+//! plain copy, run the operation with this CPU's SBI calls, and copy the result back.
+//!
+//! Every event kind the C driver counts is counted: hardware, cache, raw and firmware events, with
+//! the C driver's errno for requests it refuses. Sampling events are refused with `EOPNOTSUPP`.
 
 use crate::glue::{
     cpuhp::CpuStarting,
-    perf::{self, Capabilities, EventFlags, HwState, PerfEvent},
+    debugfs::{SeqFile, Show},
+    percpu::{self, PerCpu},
+    perf::{self, Capabilities, EventFlags, PerfEvent},
     platform,
     sbi::{self, EcallFirmware},
     sysfs::{AttributeGroup, AttributeGroups, Attributes, FormatAttr},
 };
-use kernel::{c_str, prelude::*};
+use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 use sbi_pmu::{
-    abi::{
-        CfgFlags, CounterInfo, CounterKind, EventIdx, HwGeneralEvent, SbiError, SbiVersion,
-        StartFlags, StopFlags, EXT_PMU, RISCV_MAX_COUNTERS,
-    },
-    events::{self, EventAttr, EventRequest, MapError},
-    firmware::Firmware,
+    abi::{SbiVersion, EXT_PMU},
+    counters::{EventFlags as HwFlags, HesState, HwPerfEvent, PmuInfo},
+    events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
+    pmu::{CpuHwEvents, PmuStats, Strategy},
 };
 
 /// The platform devices of the C drivers that register the `cpu` PMU.
@@ -34,48 +39,38 @@ const C_DRIVER_DEVICES: [&CStr; 2] = [c_str!("riscv-pmu-sbi"), c_str!("riscv-pmu
 const SCOUNTEREN_TIME: usize = 0x2;
 
 static FORMAT_EVENT: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-47"));
+static FORMAT_EVENT_V2: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-55"));
 static FORMAT_FIRMWARE: FormatAttr = FormatAttr::new(c_str!("firmware"), c_str!("config:62-63"));
 static FORMAT_ATTRS: Attributes<2> = Attributes::new([&FORMAT_EVENT, &FORMAT_FIRMWARE]);
+static FORMAT_ATTRS_V2: Attributes<2> = Attributes::new([&FORMAT_EVENT_V2, &FORMAT_FIRMWARE]);
 static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS);
+static FORMAT_GROUP_V2: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS_V2);
 
 /// The sysfs groups of the PMU (`riscv_pmu_attr_groups`): the same `format/` as the C driver.
-pub(crate) static RISCV_PMU_ATTR_GROUPS: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP]);
+static RISCV_PMU_ATTR_GROUPS: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP]);
 
-/// Converts an SBI error to the errno the C driver returns for it (`sbi_err_map_linux_errno()`).
-fn sbi_err_map_linux_errno(err: SbiError) -> Error {
-    Error::from_errno(-err.to_errno())
+/// The sysfs groups with SBI v3.0 or later, where raw events carry 56 bits (raw events v2).
+static RISCV_PMU_ATTR_GROUPS_V2: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP_V2]);
+
+/// Converts an errno of the `sbi_pmu` crate (positive) to an [`Error`].
+fn errno(errno: i32) -> Error {
+    Error::from_errno(-errno)
 }
 
 /// Converts an event mapping error to the errno the C driver returns for it.
 fn map_err_errno(err: MapError) -> Error {
-    Error::from_errno(-err.errno())
+    errno(err.errno())
 }
 
-/// Per-CPU state (the C driver's `struct cpu_hw_events`).
-#[derive(Zeroable)]
-pub(crate) struct CpuHwEvents {
-    /// The SBI PMU extension of this hart.
-    fw: EcallFirmware,
-    /// The number of events on this CPU's counters.
-    n_events: u32,
-    /// The hardware counters in use, by counter index.
-    used_hw_ctrs: u64,
-    /// The firmware counters in use, by counter index.
-    used_fw_ctrs: u64,
-}
-
-/// The SBI PMU as probe found it (the C driver's `struct riscv_pmu` and `pmu_ctr_list`).
+/// The SBI PMU as probe found it (the C driver's `struct riscv_pmu`, `cmask` and `pmu_ctr_list`).
 pub(crate) struct RiscvPmu {
-    /// The SBI specification version of the firmware.
-    version: SbiVersion,
-    /// The usable counters: those for which `counter_get_info` succeeded.
-    cmask: u64,
-    /// What `counter_get_info` said about each usable counter.
-    ctr_list: [Option<CounterInfo>; RISCV_MAX_COUNTERS],
+    /// The counters and the SBI version.
+    info: PmuInfo,
+    /// The standard events the platform can count (`pmu_sbi_check_std_events()`).
+    std_events: StdEvents,
     /// Whether the harts have Sscofpmf, so that firmware honours the mode filters.
     sscofpmf: bool,
 }
-
 /// Refuses to load while a C driver owns the `cpu` PMU.
 ///
 /// perf core has a single `PERF_TYPE_RAW` PMU: registering a second one does not fail cleanly
@@ -95,10 +90,11 @@ pub(crate) fn pmu_sbi_check_c_driver() -> Result {
 }
 
 impl RiscvPmu {
-    /// Finds the SBI PMU and its counters (`pmu_sbi_devinit()` and `pmu_sbi_device_probe()`).
-    pub(crate) fn probe(fw: &mut impl Firmware) -> Result<Self> {
+    /// Finds the SBI PMU and its counters (`pmu_sbi_devinit()` and `pmu_sbi_device_probe()`), and
+    /// which standard events they can count (`pmu_sbi_check_std_events()`).
+    pub(crate) fn probe(fw: &mut EcallFirmware) -> Result<Self> {
         let version = sbi::spec_version();
-        if version < SbiVersion::V0_3 {
+        if !version.at_least(SbiVersion::V0_3) {
             pr_err!(
                 "SBI specification {}.{} has no PMU extension (0.3 or later needed)\n",
                 version.major,
@@ -112,58 +108,38 @@ impl RiscvPmu {
         }
         pr_info!("SBI PMU extension is available\n");
 
-        let mut num_counters = fw.num_counters().map_err(|_| {
+        let info = PmuInfo::probe(fw, version).map_err(|_| {
             pr_err!("SBI PMU extension doesn't provide any counters\n");
             ENODEV
         })?;
-        if num_counters > RISCV_MAX_COUNTERS {
-            num_counters = RISCV_MAX_COUNTERS;
-            pr_info!(
-                "SBI returned more than maximum number of counters. Limiting the number of counters to {}\n",
-                num_counters
-            );
+        if info.cmask == 0 {
+            pr_err!("SBI PMU extension doesn't provide any counters\n");
+            return Err(ENODEV);
         }
+        pr_info!(
+            "{} firmware and {} hardware counters\n",
+            info.num_fw_counters(),
+            info.num_hw_counters()
+        );
 
-        let mut pmu = Self {
-            version,
-            cmask: 0,
-            ctr_list: [None; RISCV_MAX_COUNTERS],
-            sscofpmf: sbi::has_sscofpmf(),
-        };
-        pmu.pmu_sbi_get_ctrinfo(fw, num_counters);
-        if !pmu.sscofpmf {
+        let sscofpmf = sbi::has_sscofpmf();
+        if !sscofpmf {
             pr_info!(
                 "Perf sampling/filtering is not supported as sscof extension is not available\n"
             );
         }
-        Ok(pmu)
-    }
 
-    /// Asks firmware about each counter; the ones it has no information for are left out, as
-    /// "the logical counter ids are not expected to be contiguous" (`pmu_sbi_get_ctrinfo()`).
-    fn pmu_sbi_get_ctrinfo(&mut self, fw: &mut impl Firmware, num_counters: usize) {
-        let (mut num_hw_ctr, mut num_fw_ctr) = (0, 0);
-        for (idx, slot) in self.ctr_list.iter_mut().enumerate().take(num_counters) {
-            let Ok(info) = fw.counter_get_info(idx) else {
-                continue;
-            };
-            self.cmask |= 1 << idx;
-            match info.kind {
-                CounterKind::Firmware => num_fw_ctr += 1,
-                CounterKind::Hardware => num_hw_ctr += 1,
-            }
-            *slot = Some(info);
-        }
-        pr_info!(
-            "{} firmware and {} hardware counters\n",
-            num_fw_ctr,
-            num_hw_ctr
-        );
-    }
+        // The check configures and releases counters of the hart it runs on, so it must stay on one
+        // hart. It is a few SBI calls per event (the C driver defers it to a workqueue, then waits
+        // for it in the first event_init); counters it leaves configured on any hart are reset by
+        // the CPU starting callback, which runs on every CPU before the PMU is registered.
+        let std_events = sbi::on_this_cpu(|| info.check_std_events(fw));
 
-    /// The usable counters (`cmask`).
-    pub(crate) fn cmask(&self) -> u64 {
-        self.cmask
+        Ok(Self {
+            info,
+            std_events,
+            sscofpmf,
+        })
     }
 
     /// What perf core may ask of this PMU: without Sscofpmf, no overflow interrupt and no mode
@@ -177,186 +153,89 @@ impl RiscvPmu {
         }
     }
 
-    /// The counter information of counter `idx`, if it is usable.
-    fn ctr_info(&self, idx: usize) -> Option<CounterInfo> {
-        self.ctr_list.get(idx).copied().flatten()
-    }
-
-    /// The mask of valid bits of the event's counter, or of counter 0 while the event has none
-    /// (`riscv_pmu_ctr_get_width_mask()`).
-    fn ctr_get_width_mask(&self, event: &PerfEvent) -> u64 {
-        self.ctr_info(event.hw_idx().unwrap_or(0))
-            .map_or(u64::MAX, |info| info.width_mask())
-    }
-
-    /// Maps the event to an SBI request (`pmu_sbi_event_map()`), limited to what this version of
-    /// the driver counts.
-    fn event_map(&self, event: &PerfEvent) -> Result<EventRequest> {
-        let attr = EventAttr {
-            ty: event.attr_type(),
-            config: event.config(),
-            config1: event.config1(),
-            exclude_user: event.exclude_user(),
-            exclude_kernel: event.exclude_kernel(),
-            exclude_hv: event.exclude_hv(),
-            exclude_host: event.exclude_host(),
-            exclude_guest: event.exclude_guest(),
-            sampling: event.is_sampling(),
-        };
-        let req = events::event_map(&attr, self.version).map_err(map_err_errno)?;
-        match req.event_idx.hw_event() {
-            Some(HwGeneralEvent::CpuCycles | HwGeneralEvent::Instructions) => Ok(req),
-            _ => Err(ENOENT),
+    /// The sysfs groups: `format/event` covers the raw event bits of the SBI version.
+    pub(crate) fn attr_groups(&self) -> &'static AttributeGroups<1> {
+        if self.info.version.at_least(SbiVersion::V3_0) {
+            &RISCV_PMU_ATTR_GROUPS_V2
+        } else {
+            &RISCV_PMU_ATTR_GROUPS
         }
     }
 
-    /// Finds a counter for the event with `counter_config_matching` and claims it on this CPU
-    /// (`pmu_sbi_ctr_get_idx()`).
-    fn pmu_sbi_ctr_get_idx(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent) -> Result<usize> {
-        let event_idx = u32::try_from(event.hw_event_base())
-            .ok()
-            .and_then(EventIdx::from_raw)
-            .ok_or(EINVAL)?;
-        let cflags = CfgFlags::from_bits_retain(event.hw_config_base());
-        // CAST: `cmask` has one bit per counter and counters fit in an `unsigned long` on RV64.
-        let cmask = self.cmask as usize;
-        let idx = cpuc
-            .fw
-            .counter_config_matching(0, cmask, cflags, event_idx, event.hw_config())
-            .map_err(|err| {
-                pr_debug!(
-                    "Not able to find a counter for event {:x} config {:x}\n",
-                    event_idx.raw(),
-                    event.hw_config()
-                );
-                sbi_err_map_linux_errno(err)
-            })?;
-
-        // Firmware must pick one of the counters offered.
-        let info = self.ctr_info(idx).ok_or(ENOENT)?;
-        let used = match info.kind {
-            CounterKind::Firmware => &mut cpuc.used_fw_ctrs,
-            CounterKind::Hardware => &mut cpuc.used_hw_ctrs,
-        };
-        if *used & (1 << idx) != 0 {
-            return Err(ENOENT);
-        }
-        *used |= 1 << idx;
-        Ok(idx)
+    /// The per-CPU state every CPU starts with.
+    pub(crate) fn new_cpu_hw_events(&self) -> CpuHwEvents {
+        CpuHwEvents::new(&self.info, Strategy::Batched)
     }
+}
 
-    /// Releases the event's counter on this CPU (`pmu_sbi_ctr_clear_idx()`).
-    fn pmu_sbi_ctr_clear_idx(&self, cpuc: &mut CpuHwEvents, idx: usize) {
-        let Some(info) = self.ctr_info(idx) else {
-            return;
-        };
-        let used = match info.kind {
-            CounterKind::Firmware => &mut cpuc.used_fw_ctrs,
-            CounterKind::Hardware => &mut cpuc.used_hw_ctrs,
-        };
-        *used &= !(1 << idx);
+/// The perf attribute fields the event mapping depends on.
+fn event_attr(event: &PerfEvent) -> EventAttr {
+    EventAttr {
+        ty: event.attr_type(),
+        config: event.config(),
+        config1: event.config1(),
+        exclude_user: event.exclude_user(),
+        exclude_kernel: event.exclude_kernel(),
+        exclude_hv: event.exclude_hv(),
+        exclude_host: event.exclude_host(),
+        exclude_guest: event.exclude_guest(),
+        sampling: event.is_sampling(),
     }
+}
 
-    /// Reads the event's counter: the CSR of a hardware counter, or `counter_fw_read` for a
-    /// firmware counter (`pmu_sbi_ctr_read()`).
-    fn pmu_sbi_ctr_read(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent) -> u64 {
-        let Some((idx, info)) = event
+/// Copies the event's `hw_perf_event` into the crate's plain copy.
+///
+/// The counter mask allowed for the event is kept in a 64-bit word of `hw_perf_event` that RISC-V
+/// does not use otherwise.
+fn hw_load(event: &PerfEvent) -> HwPerfEvent {
+    HwPerfEvent {
+        idx: event
             .hw_idx()
-            .and_then(|idx| Some((idx, self.ctr_info(idx)?)))
-        else {
-            return 0;
-        };
-        match info.kind {
-            CounterKind::Hardware => cpuc.fw.read_counter_csr(info.csr),
-            // CAST: RV64 firmware counters are read whole with one call.
-            CounterKind::Firmware => cpuc.fw.counter_fw_read(idx).map_or(0, |value| value as u64),
-        }
+            .and_then(|idx| i32::try_from(idx).ok())
+            .unwrap_or(-1),
+        // CAST: `event_base` holds an `event_idx`, which has 20 bits.
+        event_base: event.hw_event_base() as u32,
+        config: event.hw_config(),
+        config_base: event.hw_config_base(),
+        cmask: event.hw_driver_word(),
+        flags: HwFlags::from_bits_retain(event.hw_flags()),
+        state: HesState::from_bits_retain(event.hw_state_bits()),
+        prev_count: event.prev_count(),
+        period_left: event.period_left(),
+        sample_period: event.sample_period(),
+        last_period: event.last_period(),
+        owner: event.id(),
     }
+}
 
-    /// Starts the event's counter from `ival` (`pmu_sbi_ctr_start()`).
-    fn pmu_sbi_ctr_start(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, ival: u64) {
-        let Some(idx) = event.hw_idx() else {
-            return;
-        };
-        match cpuc
-            .fw
-            .counter_start(idx, 1, StartFlags::SET_INIT_VALUE, ival)
-        {
-            Ok(()) | Err(SbiError::AlreadyStarted) => {}
-            Err(err) => pr_err!(
-                "Starting counter idx {} failed with error {}\n",
-                idx,
-                sbi_err_map_linux_errno(err).to_errno()
-            ),
-        }
-    }
+/// Copies the crate's plain copy back into the event's `hw_perf_event`.
+fn hw_store(event: &PerfEvent, hw: &HwPerfEvent) {
+    event.set_hw_idx(usize::try_from(hw.idx).ok());
+    event.set_hw_event_base(hw.event_base as usize);
+    event.set_hw_config(hw.config);
+    event.set_hw_config_base(hw.config_base);
+    event.set_hw_driver_word(hw.cmask);
+    event.set_hw_flags(hw.flags.bits());
+    event.set_hw_state_bits(hw.state.bits());
+    event.set_prev_count(hw.prev_count);
+    event.set_period_left(hw.period_left);
+    event.set_sample_period(hw.sample_period);
+    event.set_last_period(hw.last_period);
+}
 
-    /// Stops the event's counter; with [`StopFlags::RESET`] firmware also forgets its event
-    /// (`pmu_sbi_ctr_stop()`).
-    fn pmu_sbi_ctr_stop(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flag: StopFlags) {
-        let Some(idx) = event.hw_idx() else {
-            return;
-        };
-        match cpuc.fw.counter_stop(idx, 1, flag) {
-            Ok(()) | Err(SbiError::AlreadyStopped) => {}
-            Err(_) if flag == StopFlags::RESET => {}
-            Err(err) => pr_err!(
-                "Stopping counter idx {} failed with error {}\n",
-                idx,
-                sbi_err_map_linux_errno(err).to_errno()
-            ),
-        }
-    }
-
-    /// Adds what the counter counted since the last update to the event's count
-    /// (`riscv_pmu_event_update()`).
-    fn riscv_pmu_event_update(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent) -> u64 {
-        if event.hw_state().contains(HwState::UPTODATE) {
-            return 0;
-        }
-        let cmask = self.ctr_get_width_mask(event);
-        let (prev_raw_count, new_raw_count) = loop {
-            let prev = event.prev_count();
-            let new = self.pmu_sbi_ctr_read(cpuc, event);
-            if event.prev_count_cmpxchg(prev, new) == prev {
-                break (prev, new);
-            }
-        };
-        let delta = new_raw_count.wrapping_sub(prev_raw_count) & cmask;
+/// Runs a counting operation of the per-CPU core on the event, adds the count it returns to the
+/// event (`riscv_pmu_event_update()`'s `local64_add()`), and publishes the event's state to its
+/// user page.
+fn with_hw(
+    cpuc: &mut CpuHwEvents,
+    event: &PerfEvent,
+    op: impl FnOnce(&mut CpuHwEvents, &mut EcallFirmware, &mut HwPerfEvent) -> u64,
+) {
+    let mut hw = hw_load(event);
+    let delta = op(cpuc, &mut EcallFirmware, &mut hw);
+    hw_store(event, &hw);
+    if delta != 0 {
         event.add_count(delta);
-        event.sub_period_left(delta);
-        delta
-    }
-
-    /// Chooses the counter's start value from what is left of the period
-    /// (`riscv_pmu_event_set_period()`). Counting events have a period of half the counter range,
-    /// so the counter never wraps between two updates.
-    fn riscv_pmu_event_set_period(&self, event: &PerfEvent) {
-        // CAST: Periods are at most half the counter range, below `i64::MAX`.
-        let period = event.sample_period() as i64;
-        let max_period = self.ctr_get_width_mask(event);
-        let mut left = event.period_left();
-
-        if left <= -period {
-            left = period;
-            event.set_period_left(left);
-            // CAST: `period` came from the `u64` sample period.
-            event.set_last_period(period as u64);
-        }
-        if left <= 0 {
-            left += period;
-            event.set_period_left(left);
-            // CAST: `period` came from the `u64` sample period.
-            event.set_last_period(period as u64);
-        }
-        // Leave room for the counter to run on before the next update without overtaking the
-        // value programmed now.
-        // CAST: Half of a `u64` mask fits in an `i64`.
-        left = left.min((max_period >> 1) as i64);
-
-        // CAST: The counter starts `left` below its wrap-around point.
-        event.set_prev_count(left.wrapping_neg() as u64);
-        event.update_userpage();
     }
 }
 
@@ -364,122 +243,169 @@ impl RiscvPmu {
 impl perf::Driver for RiscvPmu {
     const NAME: &'static CStr = c_str!("cpu");
     // CAST: `PERF_TYPE_RAW` is 4.
-    const TYPE: i32 = events::PERF_TYPE_RAW as i32;
+    const TYPE: i32 = PERF_TYPE_RAW as i32;
 
     type CpuData = CpuHwEvents;
 
-    /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()`.
+    /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()` and `pmu_sbi_event_init()`.
     fn event_init(&self, event: &PerfEvent) -> Result {
+        // The driver does not support branch stack sampling.
         if event.has_branch_stack() {
             return Err(map_err_errno(MapError::NotSupported));
         }
-        event.clear_hw_flags();
-        let req = self.event_map(event).inspect_err(|_| {
-            pr_debug!(
-                "event {:x}:{:x} not supported\n",
-                event.attr_type(),
-                event.config()
-            );
-        })?;
-        if event.is_sampling() {
+        let attr = event_attr(event);
+        let mut hw = HwPerfEvent {
+            sample_period: event.sample_period(),
+            period_left: event.period_left(),
+            last_period: event.last_period(),
+            ..HwPerfEvent::default()
+        };
+        self.info
+            .event_init(
+                &attr,
+                UserAccess::UserAccess,
+                &self.std_events,
+                None,
+                &mut hw,
+            )
+            .map_err(|err| {
+                pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
+                map_err_errno(err)
+            })?;
+        if attr.sampling {
             return Err(map_err_errno(MapError::NotSupported));
         }
-
-        // The counter is chosen in `add`; until then the event has none.
-        event.set_hw_config(req.event_data);
-        event.set_hw_event_base(req.event_idx.raw() as usize);
-        event.set_hw_config_base(req.cflags.bits());
-        event.set_hw_idx(None);
-
-        // Counting events are read at least every half counter range, so a wrap is never missed.
-        let cmask = self.ctr_get_width_mask(event);
-        event.set_sample_period(cmask >> 1);
-        event.set_last_period(cmask >> 1);
-        // CAST: Half of a `u64` mask fits in an `i64`.
-        event.set_period_left((cmask >> 1) as i64);
+        hw_store(event, &hw);
         Ok(())
     }
 
     /// `riscv_pmu_add()`.
     fn add(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) -> Result {
-        let idx = self.pmu_sbi_ctr_get_idx(cpuc, event)?;
-        event.set_hw_idx(Some(idx));
-        cpuc.n_events += 1;
-        event.set_hw_state(HwState::UPTODATE | HwState::STOPPED);
-        if flags.contains(EventFlags::START) {
-            self.start(cpuc, event, EventFlags::RELOAD);
-        }
+        let mut hw = hw_load(event);
+        let result = cpuc.add(
+            &mut EcallFirmware,
+            &mut hw,
+            flags.contains(EventFlags::START),
+        );
+        hw_store(event, &hw);
+        result.map_err(|err| errno(err.errno()))?;
         event.update_userpage();
         Ok(())
     }
 
     /// `riscv_pmu_del()`.
     fn del(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, _flags: EventFlags) {
-        self.stop(cpuc, event, EventFlags::UPDATE);
-        // Firmware must forget the counter's event, or the counter stays taken.
-        self.pmu_sbi_ctr_stop(cpuc, event, StopFlags::RESET);
-        cpuc.n_events = cpuc.n_events.saturating_sub(1);
-        if let Some(idx) = event.hw_idx() {
-            self.pmu_sbi_ctr_clear_idx(cpuc, idx);
-        }
+        with_hw(cpuc, event, |cpuc, fw, hw| cpuc.del(fw, hw));
         event.update_userpage();
-        event.set_hw_idx(None);
     }
 
     /// `riscv_pmu_start()`.
-    fn start(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, _flags: EventFlags) {
-        event.set_hw_state(HwState::RUNNING);
-        self.riscv_pmu_event_set_period(event);
-        let init_val = event.prev_count() & self.ctr_get_width_mask(event);
-        self.pmu_sbi_ctr_start(cpuc, event, init_val);
+    fn start(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) {
+        let reload = flags.contains(EventFlags::RELOAD);
+        with_hw(cpuc, event, |cpuc, fw, hw| {
+            cpuc.start(fw, hw, reload);
+            0
+        });
         event.update_userpage();
     }
 
     /// `riscv_pmu_stop()`.
-    fn stop(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, _flags: EventFlags) {
-        if event.hw_state().contains(HwState::STOPPED) {
-            return;
-        }
-        self.pmu_sbi_ctr_stop(cpuc, event, StopFlags::empty());
-        event.set_hw_state(event.hw_state() | HwState::STOPPED);
-        self.riscv_pmu_event_update(cpuc, event);
-        event.set_hw_state(event.hw_state() | HwState::UPTODATE);
+    fn stop(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) {
+        let update = flags.contains(EventFlags::UPDATE);
+        with_hw(cpuc, event, |cpuc, fw, hw| cpuc.stop(fw, hw, update));
     }
 
     /// `riscv_pmu_read()`.
     fn read(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent) {
-        self.riscv_pmu_event_update(cpuc, event);
+        with_hw(cpuc, event, |cpuc, fw, hw| cpuc.read(fw, hw));
+    }
+
+    /// `pmu->pmu_disable`: from here to `pmu_enable`, stops and starts are only recorded.
+    fn pmu_disable(&self, cpuc: &mut CpuHwEvents) {
+        cpuc.pmu_disable();
+    }
+
+    /// `pmu->pmu_enable`: the recorded stops and starts are made, one call for each kind.
+    fn pmu_enable(&self, cpuc: &mut CpuHwEvents) {
+        cpuc.pmu_enable(&mut EcallFirmware);
     }
 }
 
-/// Stops and releases every counter of this hart (`pmu_sbi_stop_all()`). Errors are ignored: most
-/// counters are not started.
-fn pmu_sbi_stop_all(fw: &mut impl Firmware, cmask: u64) {
-    // CAST: `cmask` has one bit per counter and counters fit in an `unsigned long` on RV64.
-    let _ = fw.counter_stop(0, cmask as usize, StopFlags::RESET);
-}
-
-/// What every CPU needs before its counters serve perf (`pmu_sbi_starting_cpu()`).
-pub(crate) struct PmuSbiStartingCpu {
-    /// The usable counters.
-    cmask: u64,
-}
-
-impl PmuSbiStartingCpu {
-    /// Prepares CPUs for the counters in `cmask`.
-    pub(crate) fn new(cmask: u64) -> Self {
-        Self { cmask }
-    }
-}
+/// What every CPU needs before its counters serve perf (`pmu_sbi_starting_cpu()`), and when it
+/// stops (`pmu_sbi_dying_cpu()`).
+pub(crate) struct PmuSbiStartingCpu;
 
 impl CpuStarting for PmuSbiStartingCpu {
     const NAME: &'static CStr = c_str!("perf/riscv/pmu_sbi_rust:starting");
 
-    fn starting(&self, _cpu: u32) -> Result {
+    type CpuData = CpuHwEvents;
+
+    fn starting(&self, _cpu: u32, cpuc: &mut CpuHwEvents) -> Result {
         sbi::write_scounteren(SCOUNTEREN_TIME);
-        // Firmware leaves `cycle` and `instret` running from boot, and starting a running counter
-        // does not load its start value: stop everything so counters start from a known state.
-        pmu_sbi_stop_all(&mut EcallFirmware, self.cmask);
+        // Firmware leaves `cycle` and `instret` running from boot, and a CPU may come back with
+        // mappings from before it went down: every counter is stopped and reset, and the CPU's
+        // state forgotten. Snapshot memory is not used yet.
+        let _ = cpuc.cpu_starting(&mut EcallFirmware, false);
         Ok(())
+    }
+
+    fn dying(&self, _cpu: u32, cpuc: &mut CpuHwEvents) {
+        // perf has moved every event away: the counters kept mapped for returning events are
+        // released, so no mapping outlives the CPU or the module.
+        let _ = cpuc.cpu_dying(&mut EcallFirmware);
+    }
+}
+
+/// The debugfs file of SBI call statistics: one line per online CPU with the number of calls of
+/// each SBI PMU function made so far, the flushes of batched work, the counters taken back from a
+/// parked mapping, and the calls that failed.
+pub(crate) struct SbiCallStats {
+    cpu_data: Arc<PerCpu<CpuHwEvents>>,
+}
+
+impl SbiCallStats {
+    /// Statistics of the CPUs' state in `cpu_data`.
+    pub(crate) fn new(cpu_data: Arc<PerCpu<CpuHwEvents>>) -> Self {
+        Self { cpu_data }
+    }
+}
+
+impl Show for SbiCallStats {
+    fn show(&self, out: &mut SeqFile<'_>) -> Result {
+        out.puts(c_str!(
+            "cpu num_counters counter_get_info counter_config_matching counter_start counter_stop counter_fw_read counter_fw_read_hi snapshot_set_shmem event_get_info flushes reused errors\n"
+        ));
+        let mut result = Ok(());
+        percpu::for_each_possible_cpu(|cpu| {
+            if result.is_err() {
+                return;
+            }
+            // The statistics live with the CPU's counters, so they are copied on that CPU.
+            let Some(st): Option<PmuStats> = self.cpu_data.with_cpu(cpu, |cpuc| *cpuc.stats())
+            else {
+                return;
+            };
+            let c = &st.calls;
+            match CString::try_from_fmt(fmt!(
+                "{} {} {} {} {} {} {} {} {} {} {} {} {}\n",
+                cpu,
+                c[0],
+                c[1],
+                c[2],
+                c[3],
+                c[4],
+                c[5],
+                c[6],
+                c[7],
+                c[8],
+                st.flushes,
+                st.reused,
+                st.errors
+            )) {
+                Ok(line) => out.puts(&line),
+                Err(err) => result = Err(err),
+            }
+        });
+        result
     }
 }

@@ -18,8 +18,9 @@ use kernel::prelude::*;
 mod glue;
 mod pmu_sbi;
 
-use glue::{cpuhp, perf, sbi::EcallFirmware};
-use pmu_sbi::{PmuSbiStartingCpu, RiscvPmu, RISCV_PMU_ATTR_GROUPS};
+use glue::{cpuhp, debugfs, percpu::PerCpu, perf, sbi::EcallFirmware};
+use kernel::{c_str, sync::Arc};
+use pmu_sbi::{PmuSbiStartingCpu, RiscvPmu, SbiCallStats};
 
 module! {
     type: RiscvPmuSbiModule,
@@ -32,8 +33,10 @@ module! {
 /// The module's state: the PMU, and the hotplug state that prepares each CPU's counters.
 ///
 /// Fields drop in declaration order: the PMU is unregistered (which waits for its callbacks)
-/// before the hotplug state goes.
+/// before the hotplug state goes, which releases the counters still mapped on every CPU. The
+/// debugfs file goes first, as it reads the per-CPU state.
 struct RiscvPmuSbiModule {
+    _stats: debugfs::Registration<SbiCallStats>,
     _pmu: Pin<KBox<perf::Registration<RiscvPmu>>>,
     _starting_cpu: Pin<KBox<cpuhp::Registration<PmuSbiStartingCpu>>>,
 }
@@ -43,21 +46,33 @@ impl kernel::Module for RiscvPmuSbiModule {
         pmu_sbi::pmu_sbi_check_c_driver()?;
         let pmu = RiscvPmu::probe(&mut EcallFirmware)?;
 
+        // The per-CPU state is shared by the PMU callbacks and the hotplug callbacks, which both
+        // use a CPU's copy on that CPU with interrupts disabled.
+        let cpu_data = Arc::new(PerCpu::new(|_| pmu.new_cpu_hw_events())?, GFP_KERNEL)?;
+
         // Every CPU's counters are stopped before perf can use them, now and when a CPU starts.
         let starting_cpu = KBox::pin_init(
-            cpuhp::Registration::new(PmuSbiStartingCpu::new(pmu.cmask())),
+            cpuhp::Registration::new(PmuSbiStartingCpu, cpu_data.clone()),
             GFP_KERNEL,
         )
         .inspect_err(|err| pr_err!("setting up the CPU hotplug state failed: {:?}\n", err))?;
 
+        let stats = debugfs::Registration::new(
+            c_str!("riscv_pmu_sbi_rust"),
+            c_str!("sbi_calls"),
+            SbiCallStats::new(cpu_data.clone()),
+        )?;
+
         let capabilities = pmu.capabilities();
+        let attr_groups = pmu.attr_groups();
         let pmu = KBox::pin_init(
-            perf::Registration::new(module, pmu, capabilities, &RISCV_PMU_ATTR_GROUPS),
+            perf::Registration::new(module, pmu, cpu_data, capabilities, attr_groups),
             GFP_KERNEL,
         )
         .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))?;
 
         Ok(Self {
+            _stats: stats,
             _pmu: pmu,
             _starting_cpu: starting_cpu,
         })

@@ -130,6 +130,8 @@ impl System {
         let mut hw = HwPerfEvent {
             sample_period,
             period_left: i64::try_from(sample_period).unwrap_or(i64::MAX),
+            // perf's event ids start at 1 and are unique.
+            owner: self.events.len() as u64 + 1,
             ..HwPerfEvent::default()
         };
         let dt = self.cpus[0].model.config().dt.clone();

@@ -529,6 +529,7 @@ proptest! {
                     period_left,
                     sample_period,
                     last_period: 0,
+                    owner: 0,
                 }
             })
             .collect();

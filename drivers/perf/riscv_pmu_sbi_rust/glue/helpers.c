@@ -5,6 +5,9 @@
  */
 
 #include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/smp.h>
 #include <linux/cpumask.h>
 #include <linux/device.h>
 #include <linux/perf_event.h>
@@ -37,6 +40,16 @@ bool rpmu_platform_device_bound(const char *name)
 	bound = device_is_bound(dev);
 	put_device(dev);
 	return bound;
+}
+
+void rpmu_preempt_disable(void)
+{
+	preempt_disable();
+}
+
+void rpmu_preempt_enable(void)
+{
+	preempt_enable();
 }
 
 void __percpu *rpmu_alloc_percpu(size_t size, size_t align)
@@ -74,11 +87,6 @@ void rpmu_event_prev_count_set(struct perf_event *event, u64 value)
 	local64_set(&event->hw.prev_count, value);
 }
 
-u64 rpmu_event_prev_count_cmpxchg(struct perf_event *event, u64 old, u64 new)
-{
-	return local64_cmpxchg(&event->hw.prev_count, old, new);
-}
-
 void rpmu_event_count_add(struct perf_event *event, u64 delta)
 {
 	local64_add(delta, &event->count);
@@ -92,11 +100,6 @@ s64 rpmu_event_period_left_read(struct perf_event *event)
 void rpmu_event_period_left_set(struct perf_event *event, s64 value)
 {
 	local64_set(&event->hw.period_left, value);
-}
-
-void rpmu_event_period_left_sub(struct perf_event *event, u64 delta)
-{
-	local64_sub(delta, &event->hw.period_left);
 }
 
 bool rpmu_event_is_sampling(struct perf_event *event)
@@ -132,4 +135,63 @@ int rpmu_cpuhp_state_remove_instance(int state, struct hlist_node *node)
 void rpmu_cpuhp_remove_multi_state(int state)
 {
 	cpuhp_remove_multi_state(state);
+}
+
+/* The show callback and its data, kept in the file's inode. */
+struct rpmu_debugfs_file {
+	int (*show)(struct seq_file *m, void *data);
+	void *data;
+};
+
+static struct rpmu_debugfs_file rpmu_debugfs_file;
+
+static int rpmu_debugfs_show(struct seq_file *m, void *unused)
+{
+	struct rpmu_debugfs_file *f = m->private;
+
+	return f->show(m, f->data);
+}
+
+static int rpmu_debugfs_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rpmu_debugfs_show, inode->i_private);
+}
+
+static const struct file_operations rpmu_debugfs_fops = {
+	.owner = THIS_MODULE,
+	.open = rpmu_debugfs_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+struct dentry *rpmu_debugfs_create(const char *dir, const char *file, void *data,
+				   int (*show)(struct seq_file *m, void *data))
+{
+	struct dentry *d = debugfs_create_dir(dir, NULL);
+
+	rpmu_debugfs_file.show = show;
+	rpmu_debugfs_file.data = data;
+	debugfs_create_file(file, 0444, d, &rpmu_debugfs_file, &rpmu_debugfs_fops);
+	return d;
+}
+
+void rpmu_debugfs_remove(struct dentry *dir)
+{
+	debugfs_remove(dir);
+}
+
+void rpmu_seq_puts(struct seq_file *m, const char *s)
+{
+	seq_puts(m, s);
+}
+
+int rpmu_call_on_cpu(unsigned int cpu, void (*func)(void *info), void *info)
+{
+	return smp_call_function_single(cpu, func, info, 1);
+}
+
+bool rpmu_cpu_online(unsigned int cpu)
+{
+	return cpu_online(cpu);
 }

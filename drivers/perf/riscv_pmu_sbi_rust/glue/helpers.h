@@ -22,6 +22,10 @@ bool rpmu_has_sscofpmf(void);
 /* Whether a platform device of this name exists and has a driver bound to it. */
 bool rpmu_platform_device_bound(const char *name);
 
+/* preempt_disable() and preempt_enable() are macros. */
+void rpmu_preempt_disable(void);
+void rpmu_preempt_enable(void);
+
 /* Per-CPU allocations: alloc_percpu(), per_cpu_ptr() and this_cpu_ptr() are macros. */
 void __percpu *rpmu_alloc_percpu(size_t size, size_t align);
 void *rpmu_per_cpu_ptr(void __percpu *ptr, unsigned int cpu);
@@ -32,11 +36,9 @@ bool rpmu_cpu_possible(unsigned int cpu);
 /* The local64_t counters of a perf event: the local64_*() accessors are inline. */
 u64 rpmu_event_prev_count_read(struct perf_event *event);
 void rpmu_event_prev_count_set(struct perf_event *event, u64 value);
-u64 rpmu_event_prev_count_cmpxchg(struct perf_event *event, u64 old, u64 new);
 void rpmu_event_count_add(struct perf_event *event, u64 delta);
 s64 rpmu_event_period_left_read(struct perf_event *event);
 void rpmu_event_period_left_set(struct perf_event *event, s64 value);
-void rpmu_event_period_left_sub(struct perf_event *event, u64 delta);
 
 /* Whether the event samples (is_sampling_event()) or asks for a branch stack (has_branch_stack()). */
 bool rpmu_event_is_sampling(struct perf_event *event);
@@ -54,5 +56,21 @@ int rpmu_cpuhp_setup_starting_state(const char *name,
 int rpmu_cpuhp_state_add_instance(int state, struct hlist_node *node);
 int rpmu_cpuhp_state_remove_instance(int state, struct hlist_node *node);
 void rpmu_cpuhp_remove_multi_state(int state);
+
+/*
+ * debugfs: a directory with one read-only file whose contents the show callback writes with seq_puts().
+ * DEFINE_SHOW_ATTRIBUTE() and the file operations are macros and static structures. Returns the directory
+ * (never NULL; an error pointer when debugfs is not available, which debugfs_remove() accepts).
+ */
+struct seq_file;
+struct dentry;
+struct dentry *rpmu_debugfs_create(const char *dir, const char *file, void *data,
+				   int (*show)(struct seq_file *m, void *data));
+void rpmu_debugfs_remove(struct dentry *dir);
+void rpmu_seq_puts(struct seq_file *m, const char *s);
+
+/* Runs func(info) on cpu with interrupts disabled and waits for it; returns 0 or -ENXIO if cpu is offline. */
+int rpmu_call_on_cpu(unsigned int cpu, void (*func)(void *info), void *info);
+bool rpmu_cpu_online(unsigned int cpu);
 
 #endif /* RPMU_HELPERS_H */

@@ -15,8 +15,9 @@ use core::{marker::PhantomData, ptr::addr_of};
 use kernel::{
     error::{from_result, to_result},
     ffi::{c_int, c_ulong},
-    init::{pin_init_from_closure, Zeroable},
+    init::pin_init_from_closure,
     prelude::*,
+    sync::Arc,
     types::Opaque,
 };
 
@@ -40,32 +41,6 @@ impl EventFlags {
     fn from_raw(flags: c_int) -> Self {
         // CAST: the flags are a bit set; reinterpreting the bits as unsigned keeps them as they are.
         Self(flags as u32)
-    }
-}
-
-/// The hardware state of an event (`hw.state`, `PERF_HES_*`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct HwState(u32);
-
-impl HwState {
-    /// Running: no flag set.
-    pub(crate) const RUNNING: Self = Self(0);
-    /// The counter is stopped.
-    pub(crate) const STOPPED: Self = Self(bindings::PERF_HES_STOPPED);
-    /// The event's count is up to date with the counter.
-    pub(crate) const UPTODATE: Self = Self(bindings::PERF_HES_UPTODATE);
-
-    /// Returns whether all the flags in `other` are set in `self`.
-    pub(crate) fn contains(self, other: Self) -> bool {
-        self.0 & other.0 == other.0
-    }
-}
-
-impl core::ops::BitOr for HwState {
-    type Output = Self;
-
-    fn bitor(self, other: Self) -> Self {
-        Self(self.0 | other.0)
     }
 }
 
@@ -134,6 +109,13 @@ impl PerfEvent {
         // SAFETY: By the type invariant the event is valid. The hardware-counter member of the
         // `hw` union is the one perf core leaves to hardware PMU drivers.
         unsafe { core::ptr::addr_of_mut!((*self.as_raw()).hw.__bindgen_anon_1.__bindgen_anon_1) }
+    }
+
+    /// The event's unique number (`id`).
+    pub(crate) fn id(&self) -> u64 {
+        // SAFETY: By the type invariant the event is valid; perf core sets `id` before the event
+        // reaches a PMU and does not change it.
+        unsafe { (*self.as_raw()).id }
     }
 
     /// The event type (`attr.type`, a `PERF_TYPE_*` value or a dynamic PMU type).
@@ -239,24 +221,46 @@ impl PerfEvent {
         unsafe { (*self.hw()).config_base = config_base as c_ulong };
     }
 
-    /// Clears the driver's private flags (`hw.flags`).
-    pub(crate) fn clear_hw_flags(&self) {
+    /// The driver's private flags (`hw.flags`, `PERF_EVENT_FLAG_*`).
+    pub(crate) fn hw_flags(&self) -> u32 {
         // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.hw()).flags = 0 };
+        let flags = unsafe { (*self.hw()).flags };
+        // CAST: The flags are a bit set; reinterpreting the bits as unsigned keeps them.
+        flags as u32
     }
 
-    /// The hardware state (`hw.state`).
-    pub(crate) fn hw_state(&self) -> HwState {
+    /// Sets the driver's private flags (`hw.flags`).
+    pub(crate) fn set_hw_flags(&self, flags: u32) {
+        // CAST: The flags are a bit set; reinterpreting the bits as signed keeps them.
+        let flags = flags as c_int;
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).flags = flags };
+    }
+
+    /// A 64-bit word of driver data kept with the event (`hw.last_tag`, which only x86 uses).
+    pub(crate) fn hw_driver_word(&self) -> u64 {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).last_tag }
+    }
+
+    /// Sets the word [`PerfEvent::hw_driver_word`] returns.
+    pub(crate) fn set_hw_driver_word(&self, word: u64) {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        unsafe { (*self.hw()).last_tag = word };
+    }
+
+    /// The hardware state (`hw.state`, `PERF_HES_*` bits).
+    pub(crate) fn hw_state_bits(&self) -> u32 {
         // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
         let state = unsafe { (*self.as_raw()).hw.state };
         // CAST: `hw.state` holds `PERF_HES_*` bits.
-        HwState(state as u32)
+        state as u32
     }
 
     /// Sets the hardware state (`hw.state`).
-    pub(crate) fn set_hw_state(&self, state: HwState) {
+    pub(crate) fn set_hw_state_bits(&self, state: u32) {
         // CAST: `PERF_HES_*` bits fit in the `int` field.
-        let state = state.0 as c_int;
+        let state = state as c_int;
         // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
         unsafe { (*self.as_raw()).hw.state = state };
     }
@@ -271,12 +275,6 @@ impl PerfEvent {
     pub(crate) fn set_prev_count(&self, value: u64) {
         // SAFETY: By the type invariant the event is valid.
         unsafe { bindings::rpmu_event_prev_count_set(self.as_raw(), value) };
-    }
-
-    /// Replaces `hw.prev_count` with `new` if it still holds `old`; returns the value it held.
-    pub(crate) fn prev_count_cmpxchg(&self, old: u64, new: u64) -> u64 {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_prev_count_cmpxchg(self.as_raw(), old, new) }
     }
 
     /// Adds `delta` to the event's count.
@@ -297,12 +295,6 @@ impl PerfEvent {
         unsafe { bindings::rpmu_event_period_left_set(self.as_raw(), value) };
     }
 
-    /// Subtracts `delta` from `hw.period_left`.
-    pub(crate) fn sub_period_left(&self, delta: u64) {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_period_left_sub(self.as_raw(), delta) };
-    }
-
     /// The sampling period (`hw.sample_period`).
     pub(crate) fn sample_period(&self) -> u64 {
         // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
@@ -313,6 +305,19 @@ impl PerfEvent {
     pub(crate) fn set_sample_period(&self, period: u64) {
         // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
         unsafe { (*self.as_raw()).hw.sample_period = period };
+    }
+
+    /// The period of the last sample (`hw.last_period`).
+    pub(crate) fn last_period(&self) -> u64 {
+        // SAFETY: By the type invariant the event is valid and the callback owns `hw`; the
+        // counting member of the union is the one hardware PMU drivers use.
+        unsafe {
+            (*self.as_raw())
+                .hw
+                .__bindgen_anon_2
+                .__bindgen_anon_1
+                .last_period
+        }
     }
 
     /// Sets the period of the last sample (`hw.last_period`).
@@ -349,7 +354,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     const TYPE: i32;
 
     /// Per-CPU state of the PMU.
-    type CpuData: Zeroable + Send;
+    type CpuData: Send;
 
     /// Checks an event and prepares it for counting (`pmu::event_init`).
     ///
@@ -370,6 +375,17 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
 
     /// Brings the event's count up to date (`pmu::read`).
     fn read(&self, cpu: &mut Self::CpuData, event: &PerfEvent);
+
+    /// Opens a window in which perf core adds, removes, starts and stops events of this CPU
+    /// (`pmu::pmu_disable`); perf core does not nest the calls.
+    fn pmu_disable(&self, _cpu: &mut Self::CpuData) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Closes the window opened by [`Driver::pmu_disable`] (`pmu::pmu_enable`).
+    fn pmu_enable(&self, _cpu: &mut Self::CpuData) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// A registered PMU: the `struct pmu` perf core knows, the driver, and its per-CPU data.
@@ -381,7 +397,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: Driver> {
     data: T,
-    cpu_data: PerCpu<T::CpuData>,
+    cpu_data: Arc<PerCpu<T::CpuData>>,
     #[pin]
     pmu: Opaque<bindings::pmu>,
 }
@@ -394,19 +410,22 @@ unsafe impl<T: Driver> Sync for Registration<T> {}
 unsafe impl<T: Driver> Send for Registration<T> {}
 
 impl<T: Driver> Registration<T> {
-    /// Registers `data` as a PMU with perf core.
+    /// Registers `data` as a PMU with perf core, with `cpu_data` as its per-CPU state.
     ///
     /// The PMU holds a reference on `module` while events exist, so the module cannot be unloaded
-    /// under them.
+    /// under them. `cpu_data` may be shared with code that runs on each CPU with interrupts
+    /// disabled, such as CPU hotplug callbacks: perf core calls the PMU callbacks that get the
+    /// per-CPU state with interrupts disabled too, so the two never overlap on a CPU.
     pub(crate) fn new<const N: usize>(
         module: &'static ThisModule,
         data: T,
+        cpu_data: Arc<PerCpu<T::CpuData>>,
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             data,
-            cpu_data: PerCpu::new()?,
+            cpu_data,
             pmu <- Self::register(module, capabilities, attr_groups),
         }? Error)
     }
@@ -432,6 +451,8 @@ impl<T: Driver> Registration<T> {
                 start: Some(Adapter::<T>::start_callback),
                 stop: Some(Adapter::<T>::stop_callback),
                 read: Some(Adapter::<T>::read_callback),
+                pmu_enable: T::HAS_PMU_ENABLE.then_some(Adapter::<T>::pmu_enable_callback),
+                pmu_disable: T::HAS_PMU_DISABLE.then_some(Adapter::<T>::pmu_disable_callback),
                 ..Default::default()
             };
             // SAFETY: `slot` is valid for writes and pinned: the registration does not move.
@@ -469,6 +490,17 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: The caller guarantees that `event` is valid; perf core set `event->pmu` to the
         // PMU whose callback runs.
         let pmu = unsafe { (*event).pmu };
+        // SAFETY: `pmu` is the PMU of a running callback of a `Registration<T>`.
+        unsafe { Self::registration_of_pmu(pmu) }
+    }
+
+    /// Returns the registration a `struct pmu` belongs to.
+    ///
+    /// # Safety
+    ///
+    /// `pmu` must be the argument (or the event's PMU) of a running callback of a
+    /// [`Registration<T>`].
+    unsafe fn registration_of_pmu<'a>(pmu: *mut bindings::pmu) -> &'a Registration<T> {
         // CAST: `Opaque<pmu>` is `repr(transparent)` over `pmu`.
         let pmu = pmu.cast::<Opaque<bindings::pmu>>();
         // SAFETY: `pmu` is the `pmu` field of a `Registration<T>`, since only those have these
@@ -561,6 +593,37 @@ impl<T: Driver> Adapter<T> {
                 pmu.stop(cpu, event, EventFlags::from_raw(flags))
             })
         }
+    }
+
+    /// Runs `f` with the driver and this CPU's data.
+    ///
+    /// # Safety
+    ///
+    /// `pmu` must be the argument of a running `pmu_enable` or `pmu_disable` callback of a
+    /// [`Registration<T>`].
+    unsafe fn with_pmu_cpu(pmu: *mut bindings::pmu, f: impl FnOnce(&T, &mut T::CpuData)) {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration_of_pmu(pmu) };
+        // SAFETY: perf core calls these callbacks with interrupts disabled, on the CPU whose
+        // events they bracket, and never inside another callback of this PMU on that CPU.
+        let cpu = unsafe { registration.cpu_data.this_cpu_mut() };
+        f(&registration.data, cpu)
+    }
+
+    /// # Safety
+    ///
+    /// `pmu` must be passed by perf core to the `pmu_enable` callback.
+    unsafe extern "C" fn pmu_enable_callback(pmu: *mut bindings::pmu) {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { Self::with_pmu_cpu(pmu, |data, cpu| data.pmu_enable(cpu)) }
+    }
+
+    /// # Safety
+    ///
+    /// `pmu` must be passed by perf core to the `pmu_disable` callback.
+    unsafe extern "C" fn pmu_disable_callback(pmu: *mut bindings::pmu) {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { Self::with_pmu_cpu(pmu, |data, cpu| data.pmu_disable(cpu)) }
     }
 
     /// # Safety

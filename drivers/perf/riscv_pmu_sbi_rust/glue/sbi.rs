@@ -36,6 +36,16 @@ pub(crate) fn has_sscofpmf() -> bool {
     unsafe { bindings::rpmu_has_sscofpmf() }
 }
 
+/// Runs `f` with preemption disabled, so that the SBI calls it makes all reach the same hart.
+pub(crate) fn on_this_cpu<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: FFI call without arguments; it is balanced below.
+    unsafe { bindings::rpmu_preempt_disable() };
+    let ret = f();
+    // SAFETY: FFI call without arguments, balancing the call above.
+    unsafe { bindings::rpmu_preempt_enable() };
+    ret
+}
+
 /// Sets the `scounteren` CSR of this hart: which counters user mode may read directly.
 pub(crate) fn write_scounteren(value: usize) {
     // SAFETY: `scounteren` only controls user-mode access to the counter CSRs; the kernel does not

@@ -76,6 +76,9 @@ pub struct HwPerfEvent {
     pub sample_period: u64,
     /// `hwc->last_period`.
     pub last_period: u64,
+    /// Who the event is (perf's `event->id`), so that a counter parked by the event goes back to
+    /// that event only; 0 when unknown, and then any event of the same configuration may take it.
+    pub owner: u64,
 }
 
 impl Default for HwPerfEvent {
@@ -92,6 +95,7 @@ impl Default for HwPerfEvent {
             period_left: 0,
             sample_period: 0,
             last_period: 0,
+            owner: 0,
         }
     }
 }

@@ -90,9 +90,6 @@ pub enum MapError {
     HwConfigOutOfRange,
     /// `PERF_TYPE_HW_CACHE` whose cache id, operation or result is out of range (EINVAL).
     CacheConfigOutOfRange,
-    /// `PERF_TYPE_RAW` hardware raw event (`config[63:62]` = 0b00) with bits set above the raw event
-    /// field, bit 48 and up before SBI v3.0, bit 56 and up with it (ENOENT).
-    RawReservedBits,
     /// `PERF_TYPE_RAW` with `config[63:62]` = 0b01, which no event class uses (ENOENT).
     RawClassReserved,
     /// An attribute type this PMU does not handle; perf then offers the event to other PMUs (ENOENT).
@@ -109,10 +106,9 @@ impl MapError {
     pub const fn errno(self) -> i32 {
         match self {
             MapError::HwConfigOutOfRange | MapError::CacheConfigOutOfRange => EINVAL,
-            MapError::RawReservedBits
-            | MapError::RawClassReserved
-            | MapError::UnsupportedType
-            | MapError::Unavailable => ENOENT,
+            MapError::RawClassReserved | MapError::UnsupportedType | MapError::Unavailable => {
+                ENOENT
+            }
             MapError::NotSupported => EOPNOTSUPP,
         }
     }
@@ -192,8 +188,9 @@ pub const fn filter_flags(attr: &EventAttr) -> CfgFlags {
 ///
 /// `PERF_TYPE_RAW` events are told apart by `config[63:62]`:
 /// - 0b00, hardware raw event: before SBI v3.0 `event_idx` 0x20000 (type 2) with `event_data` =
-///   `config[47:0]`, and bits 61:48 must be zero; with SBI v3.0 `event_idx` 0x30000 (type 3, raw
-///   events v2) with `event_data` = `config[55:0]`, and bits 61:56 must be zero.
+///   `config[47:0]`; with SBI v3.0 `event_idx` 0x30000 (type 3, raw events v2) with `event_data` =
+///   `config[55:0]`. Higher bits up to 61 are ignored, as `RISCV_PMU_RAW_EVENT_MASK` does in the C
+///   driver.
 /// - 0b10, SBI firmware event: type 15 with code `config[15:0]`; the other bits are ignored.
 /// - 0b11, platform firmware event: SBI_PMU_FW_PLATFORM (`event_idx` 0xfffff) with `event_data` =
 ///   `config[61:0]`.
@@ -222,10 +219,10 @@ fn raw_event_map(config: u64, version: SbiVersion) -> Result<(EventIdx, u64), Ma
             } else {
                 (EventIdx::RAW, RISCV_PMU_RAW_EVENT_MASK)
             };
-            if config & !mask != 0 {
-                return Err(MapError::RawReservedBits);
-            }
-            Ok((idx, config))
+            // The bits above the raw event field are dropped, not refused, as in the C driver:
+            // perf's `format/event` never sets them, and a raw `rNNN` event that does counts the
+            // event its low bits select.
+            Ok((idx, config & mask))
         }
         // The code is masked to 16 bits first, so the conversion is exact.
         0b10 => Ok((EventIdx::fw((config & FW_EVENT_CODE_MASK) as u16), 0)),
@@ -457,9 +454,9 @@ mod tests {
             assert!(!req.is_firmware);
         }
         for bit in 48..62 {
-            let err = event_map(&attr(PERF_TYPE_RAW, 1 << bit | 5), V2).unwrap_err();
-            assert_eq!(err, MapError::RawReservedBits, "bit {bit}");
-            assert_eq!(err.errno(), ENOENT);
+            let req = event_map(&attr(PERF_TYPE_RAW, 1 << bit | 5), V2).unwrap();
+            assert_eq!(req.event_idx, EventIdx::RAW, "bit {bit}");
+            assert_eq!(req.event_data, 5, "bit {bit}");
         }
         // SBI v0.3 behaves like v2.0.
         let req = event_map(&attr(PERF_TYPE_RAW, 7), SbiVersion::V0_3).unwrap();
@@ -474,11 +471,9 @@ mod tests {
             assert_eq!(req.event_data, config);
         }
         for bit in 56..62 {
-            assert_eq!(
-                event_map(&attr(PERF_TYPE_RAW, 1 << bit), V3),
-                Err(MapError::RawReservedBits),
-                "bit {bit}"
-            );
+            let req = event_map(&attr(PERF_TYPE_RAW, 1 << bit | 9), V3).unwrap();
+            assert_eq!(req.event_idx, EventIdx::RAW_V2, "bit {bit}");
+            assert_eq!(req.event_data, 9, "bit {bit}");
         }
         let later = SbiVersion::new(3, 1);
         assert_eq!(

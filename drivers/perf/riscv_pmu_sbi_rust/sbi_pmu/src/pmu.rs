@@ -13,10 +13,12 @@
 //! With [`Strategy::Batched`], operations between `pmu_disable` and the matching `pmu_enable` only
 //! record what perf wants; `pmu_enable` hands the difference to the [planner](crate::plan), which
 //! stops and starts counters over masks. On top of that:
-//! - a deleted event keeps its counter's mapping in firmware ("parked"); when the same event (same
-//!   `event_idx`, `event_data` and filter flags) is added again on this CPU it takes the same counter
-//!   back without `counter_config_matching`. Parked counters are reset (stop with RESET, one call for
-//!   all) as soon as another event needs a counter and none is free;
+//! - a deleted event keeps its counter's mapping in firmware ("parked"); when the same event (the
+//!   same [`HwPerfEvent::owner`], with the same `event_idx`, `event_data` and filter flags) is added
+//!   again on this CPU it takes the same counter back without `counter_config_matching`. Parked
+//!   counters are reset (stop with RESET, one call for all) as soon as another event needs a counter
+//!   and none is free, and when another event of the same `event_idx` needs a counter, so that no
+//!   two counters are configured for one event while only one of them counts it;
 //! - counting events continue from the value their counter holds: a hardware counter is read from its
 //!   CSR when the event starts, so only sampling events (and firmware counters whose value is unknown
 //!   after configuration) need an initial value written;
@@ -140,6 +142,8 @@ pub struct CpuHwEvents {
     reset: u64,
     /// Counters no event holds that keep their firmware mapping (`mapped`).
     parked: u64,
+    /// The event each parked counter was left by ([`HwPerfEvent::owner`]).
+    parked_owner: [u64; RISCV_MAX_COUNTERS],
     /// Firmware counters configured by `counter_config_matching` whose value the driver has not seen.
     fresh: u64,
     /// The last value the driver knows a firmware counter to hold.
@@ -177,6 +181,7 @@ impl CpuHwEvents {
             reload: 0,
             reset: 0,
             parked: 0,
+            parked_owner: [0; RISCV_MAX_COUNTERS],
             fresh: 0,
             held: [0; RISCV_MAX_COUNTERS],
             ovf_pending: 0,
@@ -347,7 +352,12 @@ impl CpuHwEvents {
             self.used_fw_ctrs &= !b;
             self.n_events = self.n_events.saturating_sub(1);
             match self.strategy {
-                Strategy::Batched => self.parked |= b,
+                Strategy::Batched => {
+                    self.parked |= b;
+                    if let Some(owner) = self.parked_owner.get_mut(idx) {
+                        *owner = hw.owner;
+                    }
+                }
                 Strategy::PerEvent => self.reset |= b,
             }
             self.maybe_flush(fw);
@@ -626,12 +636,32 @@ impl CpuHwEvents {
             let back = (0..RISCV_MAX_COUNTERS).find(|i| {
                 self.parked & allowed & bit(*i) != 0
                     && self.mapped.get(*i).copied().flatten() == Some(cfg)
+                    && self.parked_owner.get(*i) == Some(&hw.owner)
             });
             if let Some(idx) = back {
                 self.parked &= !bit(idx);
                 self.stats.reused += 1;
                 return self.claim(idx, bit(idx), cfg);
             }
+        }
+
+        // A counter parked for the same event with other filters or data would leave two counters
+        // configured for one event. Some implementations count an event on one counter only, the
+        // first configured (QEMU's event-to-counter map does), so the parked counter would take the
+        // counts of the new one: it is reset first.
+        let same_event = (0..RISCV_MAX_COUNTERS)
+            .filter(|i| {
+                self.parked & bit(*i) != 0
+                    && self
+                        .mapped
+                        .get(*i)
+                        .copied()
+                        .flatten()
+                        .is_some_and(|m| m.event_idx == cfg.event_idx)
+            })
+            .fold(0, |mask, i| mask | bit(i));
+        if same_event != 0 {
+            self.reset_now(fw, same_event);
         }
 
         let mut free = self.free_counters(allowed);
