@@ -632,34 +632,30 @@ impl CpuHwEvents {
             }
         }
 
-        if self.strategy == Strategy::Batched {
-            let back = (0..RISCV_MAX_COUNTERS).find(|i| {
-                self.parked & allowed & bit(*i) != 0
-                    && self.mapped.get(*i).copied().flatten() == Some(cfg)
-                    && self.parked_owner.get(*i) == Some(&hw.owner)
-            });
-            if let Some(idx) = back {
-                self.parked &= !bit(idx);
+        // One pass over the parked counters (only the batched strategy parks any). A counter parked
+        // by this very event with the same configuration takes it back without an SBI call. A counter
+        // parked for the same SBI event otherwise would leave two counters configured for one event;
+        // some implementations count an event on one counter only, the first configured (QEMU's
+        // event-to-counter map does), so that counter would take the counts of the new one: it is
+        // reset first.
+        let mut same_event = 0;
+        let mut parked = self.parked;
+        while parked != 0 {
+            // trailing_zeros of a non-zero u64 is below 64.
+            let i = parked.trailing_zeros() as usize;
+            parked &= parked - 1;
+            let Some(m) = self.mapped.get(i).copied().flatten() else {
+                continue;
+            };
+            if m == cfg && allowed & bit(i) != 0 && self.parked_owner.get(i) == Some(&hw.owner) {
+                self.parked &= !bit(i);
                 self.stats.reused += 1;
-                return self.claim(idx, bit(idx), cfg);
+                return self.claim(i, bit(i), cfg);
+            }
+            if m.event_idx == cfg.event_idx {
+                same_event |= bit(i);
             }
         }
-
-        // A counter parked for the same event with other filters or data would leave two counters
-        // configured for one event. Some implementations count an event on one counter only, the
-        // first configured (QEMU's event-to-counter map does), so the parked counter would take the
-        // counts of the new one: it is reset first.
-        let same_event = (0..RISCV_MAX_COUNTERS)
-            .filter(|i| {
-                self.parked & bit(*i) != 0
-                    && self
-                        .mapped
-                        .get(*i)
-                        .copied()
-                        .flatten()
-                        .is_some_and(|m| m.event_idx == cfg.event_idx)
-            })
-            .fold(0, |mask, i| mask | bit(i));
         if same_event != 0 {
             self.reset_now(fw, same_event);
         }
