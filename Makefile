@@ -48,9 +48,7 @@ test: deps
 	  scripts/module-build --check-all; \
 	else echo "[test] 2/3 module build: no module in this tree yet"; fi
 	@echo "[test] 3/3 QEMU harness, drivers: $(HARNESS_DRIVERS)"
-	scripts/build-kernel
-	scripts/build-rootfs
-	tests/harness/harness.py --drivers $(HARNESS_DRIVERS) --jobs $(HARNESS_JOBS) $(HARNESS_ARGS)
+	@$(MAKE) --no-print-directory harness
 
 clean:
 	rm -rf target
