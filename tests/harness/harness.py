@@ -279,6 +279,12 @@ def main():
         if d not in ("c", "rust"):
             sys.exit(f"unknown driver '{d}' (known: c, rust)")
     suites = [s for s in args.suites.split(",") if s]
+    # Build the module once here, so that boots running side by side never build it at the same time.
+    if "rust" in drivers and not args.module and not os.path.isfile(
+            os.path.join(TOP, "drivers/perf/riscv_pmu_sbi_rust/riscv_pmu_sbi_rust.ko")):
+        say("building the module for the rust driver (scripts/module-build)")
+        if subprocess.run([os.path.join(TOP, "scripts/module-build")]).returncode != 0:
+            sys.exit("building the module failed")
     rules = load_expectations()
     baseline = load_baseline()
     os.makedirs(args.out, exist_ok=True)
