@@ -12,4 +12,5 @@ pub(crate) mod percpu;
 pub(crate) mod perf;
 pub(crate) mod platform;
 pub(crate) mod sbi;
+pub(crate) mod sysctl;
 pub(crate) mod sysfs;

@@ -13,20 +13,28 @@
 //!
 //! Every event kind the C driver counts is counted: hardware, cache, raw and firmware events, with
 //! the C driver's errno for requests it refuses. Sampling events are refused with `EOPNOTSUPP`.
+//!
+//! User space reads counters directly as the `kernel.perf_user_access` sysctl allows (0: never; 1,
+//! the default: the counter of an event it has mmap'd, while the event runs; 2, legacy: `cycle`
+//! and `instret` always), through the `scounteren` bits of each CPU.
 
 use crate::glue::{
     cpuhp::CpuStarting,
     debugfs::{SeqFile, Show},
     percpu::{self, PerCpu},
-    perf::{self, Capabilities, EventFlags, PerfEvent},
+    perf::{self, Capabilities, EventFlags, Mm, PerfEvent},
     platform,
     sbi::{self, EcallFirmware},
+    sysctl::IntSysctl,
     sysfs::{AttributeGroup, AttributeGroups, Attributes, FormatAttr},
 };
+use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 use sbi_pmu::{
     abi::{SbiVersion, EXT_PMU},
-    counters::{EventFlags as HwFlags, HesState, HwPerfEvent, PmuInfo},
+    counters::{
+        scounteren_base, user_read_allowed, EventFlags as HwFlags, HesState, HwPerfEvent, PmuInfo,
+    },
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
     pmu::{CpuHwEvents, PmuStats, Strategy},
 };
@@ -34,9 +42,34 @@ use sbi_pmu::{
 /// The platform devices of the C drivers that register the `cpu` PMU.
 const C_DRIVER_DEVICES: [&CStr; 2] = [c_str!("riscv-pmu-sbi"), c_str!("riscv-pmu-legacy")];
 
-/// `scounteren` with only the `time` CSR readable from user mode: the C driver's setting for the
-/// default `perf_user_access` (user access through perf's mmap page only).
-const SCOUNTEREN_TIME: usize = 0x2;
+/// `kernel.perf_user_access` (the C driver's `sysctl_perf_user_access`): 1 by default.
+static PERF_USER_ACCESS: AtomicI32 = AtomicI32::new(1);
+
+/// The `perf_user_access` mode now; new events take it at event_init and keep it.
+fn user_access() -> UserAccess {
+    UserAccess::from_sysctl(PERF_USER_ACCESS.load(Ordering::Relaxed)).unwrap_or_default()
+}
+
+/// The `kernel.perf_user_access` sysctl, 0 to 2.
+pub(crate) struct PerfUserAccess;
+
+impl IntSysctl for PerfUserAccess {
+    const NAME: &'static CStr = c_str!("perf_user_access");
+    const MIN: i32 = 0;
+    const MAX: i32 = 2;
+
+    fn value() -> &'static AtomicI32 {
+        &PERF_USER_ACCESS
+    }
+
+    /// `riscv_pmu_proc_user_access_handler()`: every CPU's `scounteren` is reset to the new mode's
+    /// base. Running events keep the mode they were created with; those of mode 1 regain their
+    /// counter's bit when they next start.
+    fn changed(_old: i32, _new: i32) {
+        let base = scounteren_base(user_access());
+        percpu::on_each_cpu(&|| sbi::write_scounteren(base));
+    }
+}
 
 static FORMAT_EVENT: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-47"));
 static FORMAT_EVENT_V2: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-55"));
@@ -209,13 +242,15 @@ fn hw_load(event: &PerfEvent) -> HwPerfEvent {
 }
 
 /// Copies the crate's plain copy back into the event's `hw_perf_event`.
+///
+/// The flags are not copied back: only event_init and the mmap callbacks set them (the latter from
+/// any CPU), so writing back a copy could undo a concurrent mmap's change.
 fn hw_store(event: &PerfEvent, hw: &HwPerfEvent) {
     event.set_hw_idx(usize::try_from(hw.idx).ok());
     event.set_hw_event_base(hw.event_base as usize);
     event.set_hw_config(hw.config);
     event.set_hw_config_base(hw.config_base);
     event.set_hw_driver_word(hw.cmask);
-    event.set_hw_flags(hw.flags.bits());
     event.set_hw_state_bits(hw.state.bits());
     event.set_prev_count(hw.prev_count);
     event.set_period_left(hw.period_left);
@@ -261,13 +296,7 @@ impl perf::Driver for RiscvPmu {
             ..HwPerfEvent::default()
         };
         self.info
-            .event_init(
-                &attr,
-                UserAccess::UserAccess,
-                &self.std_events,
-                None,
-                &mut hw,
-            )
+            .event_init(&attr, user_access(), &self.std_events, None, &mut hw)
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)
@@ -276,26 +305,34 @@ impl perf::Driver for RiscvPmu {
             return Err(map_err_errno(MapError::NotSupported));
         }
         hw_store(event, &hw);
+        event.set_hw_flags(hw.flags.bits());
         Ok(())
     }
 
     /// `riscv_pmu_add()`.
     fn add(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) -> Result {
         let mut hw = hw_load(event);
-        let result = cpuc.add(
-            &mut EcallFirmware,
-            &mut hw,
-            flags.contains(EventFlags::START),
-        );
+        let start = flags.contains(EventFlags::START);
+        let result = cpuc.add(&mut EcallFirmware, &mut hw, start);
         hw_store(event, &hw);
         result.map_err(|err| errno(err.errno()))?;
+        // Adding with START starts the event, as `start` would.
+        if let Some(bit) = self.info.user_read_bit(&hw).filter(|_| start) {
+            sbi::scounteren_set(bit);
+        }
         event.update_userpage();
         Ok(())
     }
 
     /// `riscv_pmu_del()`.
     fn del(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, _flags: EventFlags) {
-        with_hw(cpuc, event, |cpuc, fw, hw| cpuc.del(fw, hw));
+        with_hw(cpuc, event, |cpuc, fw, hw| {
+            // Deleting stops the event, as `stop` would: the counter is no longer user-readable.
+            if let Some(bit) = self.info.user_read_bit(hw) {
+                sbi::scounteren_clear(bit);
+            }
+            cpuc.del(fw, hw)
+        });
         event.update_userpage();
     }
 
@@ -304,6 +341,12 @@ impl perf::Driver for RiscvPmu {
         let reload = flags.contains(EventFlags::RELOAD);
         with_hw(cpuc, event, |cpuc, fw, hw| {
             cpuc.start(fw, hw, reload);
+            // User space may read the counter of an mmap'd event while it runs. The start itself
+            // may wait for pmu_enable; the counter holds its start value until then, which is
+            // what the mmap page says it holds.
+            if let Some(bit) = self.info.user_read_bit(hw) {
+                sbi::scounteren_set(bit);
+            }
             0
         });
         event.update_userpage();
@@ -312,7 +355,14 @@ impl perf::Driver for RiscvPmu {
     /// `riscv_pmu_stop()`.
     fn stop(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) {
         let update = flags.contains(EventFlags::UPDATE);
-        with_hw(cpuc, event, |cpuc, fw, hw| cpuc.stop(fw, hw, update));
+        with_hw(cpuc, event, |cpuc, fw, hw| {
+            // The counter may stay mapped to this event while another task runs: user space loses
+            // the right to read it first.
+            if let Some(bit) = self.info.user_read_bit(hw) {
+                sbi::scounteren_clear(bit);
+            }
+            cpuc.stop(fw, hw, update)
+        });
     }
 
     /// `riscv_pmu_read()`.
@@ -329,6 +379,46 @@ impl perf::Driver for RiscvPmu {
     fn pmu_enable(&self, cpuc: &mut CpuHwEvents) {
         cpuc.pmu_enable(&mut EcallFirmware);
     }
+
+    /// `riscv_pmu_event_idx()`.
+    fn event_idx(&self, event: &PerfEvent) -> u32 {
+        self.info.event_idx(&hw_load(event))
+    }
+
+    /// `pmu_sbi_event_mapped()`: user space may read the event's counter from now on, on the CPUs
+    /// that run the address space, where the event runs now (its bit is set there before the mmap
+    /// page says so) or will (`start` sets the bit).
+    fn event_mapped(&self, event: &PerfEvent, mm: &Mm) {
+        let flags = HwFlags::from_bits_retain(event.hw_flags());
+        if !user_read_allowed(flags, event.attr_type(), event.config()) {
+            return;
+        }
+        event.set_hw_flags((flags | HwFlags::USER_READ_CNT).bits());
+        if let Some(bit) = self.info.user_read_bit(&hw_load(event)) {
+            mm.on_each_cpu(&|| sbi::scounteren_set(bit));
+        }
+        event.update_userpage();
+    }
+
+    /// `pmu_sbi_event_unmapped()`: user space can no longer see the mmap page, so the right to read
+    /// the counter goes.
+    fn event_unmapped(&self, event: &PerfEvent, mm: &Mm) {
+        let flags = HwFlags::from_bits_retain(event.hw_flags());
+        if !user_read_allowed(flags, event.attr_type(), event.config()) {
+            return;
+        }
+        let bit = self.info.user_read_bit(&hw_load(event));
+        event.set_hw_flags((flags - HwFlags::USER_READ_CNT).bits());
+        if let Some(bit) = bit {
+            mm.on_each_cpu(&|| sbi::scounteren_clear(bit));
+        }
+        event.update_userpage();
+    }
+
+    /// `pmu_sbi_ctr_get_width()`.
+    fn ctr_width(&self, idx: usize) -> Option<u8> {
+        self.info.ctr_width(idx)
+    }
 }
 
 /// What every CPU needs before its counters serve perf (`pmu_sbi_starting_cpu()`), and when it
@@ -341,7 +431,7 @@ impl CpuStarting for PmuSbiStartingCpu {
     type CpuData = CpuHwEvents;
 
     fn starting(&self, _cpu: u32, cpuc: &mut CpuHwEvents) -> Result {
-        sbi::write_scounteren(SCOUNTEREN_TIME);
+        sbi::write_scounteren(scounteren_base(user_access()));
         // Firmware leaves `cycle` and `instret` running from boot, and a CPU may come back with
         // mappings from before it went down: every counter is stopped and reset, and the CPU's
         // state forgotten. Snapshot memory is not used yet.
@@ -351,7 +441,8 @@ impl CpuStarting for PmuSbiStartingCpu {
 
     fn dying(&self, _cpu: u32, cpuc: &mut CpuHwEvents) {
         // perf has moved every event away: the counters kept mapped for returning events are
-        // released, so no mapping outlives the CPU or the module.
+        // released, so no mapping outlives the CPU or the module, and user mode reads no counter.
+        sbi::write_scounteren(0);
         let _ = cpuc.cpu_dying(&mut EcallFirmware);
     }
 }

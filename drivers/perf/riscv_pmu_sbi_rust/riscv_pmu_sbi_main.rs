@@ -18,9 +18,9 @@ use kernel::prelude::*;
 mod glue;
 mod pmu_sbi;
 
-use glue::{cpuhp, debugfs, percpu::PerCpu, perf, sbi::EcallFirmware};
+use glue::{cpuhp, debugfs, percpu::PerCpu, perf, sbi::EcallFirmware, sysctl};
 use kernel::{c_str, sync::Arc};
-use pmu_sbi::{PmuSbiStartingCpu, RiscvPmu, SbiCallStats};
+use pmu_sbi::{PerfUserAccess, PmuSbiStartingCpu, RiscvPmu, SbiCallStats};
 
 module! {
     type: RiscvPmuSbiModule,
@@ -30,12 +30,14 @@ module! {
     license: "GPL",
 }
 
-/// The module's state: the PMU, and the hotplug state that prepares each CPU's counters.
+/// The module's state: the PMU, the hotplug state that prepares each CPU's counters, the
+/// `kernel.perf_user_access` sysctl and the debugfs statistics.
 ///
 /// Fields drop in declaration order: the PMU is unregistered (which waits for its callbacks)
 /// before the hotplug state goes, which releases the counters still mapped on every CPU. The
-/// debugfs file goes first, as it reads the per-CPU state.
+/// sysctl and the debugfs file go first.
 struct RiscvPmuSbiModule {
+    _user_access: Pin<KBox<sysctl::Registration<PerfUserAccess>>>,
     _stats: debugfs::Registration<SbiCallStats>,
     _pmu: Pin<KBox<perf::Registration<RiscvPmu>>>,
     _starting_cpu: Pin<KBox<cpuhp::Registration<PmuSbiStartingCpu>>>,
@@ -63,6 +65,11 @@ impl kernel::Module for RiscvPmuSbiModule {
             SbiCallStats::new(cpu_data.clone()),
         )?;
 
+        let user_access =
+            KBox::pin_init(sysctl::Registration::new(), GFP_KERNEL).inspect_err(|err| {
+                pr_err!("registering kernel.perf_user_access failed: {:?}\n", err)
+            })?;
+
         let capabilities = pmu.capabilities();
         let attr_groups = pmu.attr_groups();
         let pmu = KBox::pin_init(
@@ -72,6 +79,7 @@ impl kernel::Module for RiscvPmuSbiModule {
         .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))?;
 
         Ok(Self {
+            _user_access: user_access,
             _stats: stats,
             _pmu: pmu,
             _starting_cpu: starting_cpu,

@@ -14,6 +14,7 @@
 #include <linux/of.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
+#include <linux/perf/riscv_pmu.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
 

@@ -10,6 +10,7 @@
 #include <linux/smp.h>
 #include <linux/cpumask.h>
 #include <linux/device.h>
+#include <linux/mm_types.h>
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
 #include <linux/platform_device.h>
@@ -194,4 +195,14 @@ int rpmu_call_on_cpu(unsigned int cpu, void (*func)(void *info), void *info)
 bool rpmu_cpu_online(unsigned int cpu)
 {
 	return cpu_online(cpu);
+}
+
+void rpmu_on_each_cpu(void (*func)(void *info), void *info)
+{
+	on_each_cpu(func, info, 1);
+}
+
+void rpmu_on_each_cpu_of_mm(struct mm_struct *mm, void (*func)(void *info), void *info)
+{
+	on_each_cpu_mask(mm_cpumask(mm), func, info, 1);
 }

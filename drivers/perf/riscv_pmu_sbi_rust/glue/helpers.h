@@ -73,4 +73,12 @@ void rpmu_seq_puts(struct seq_file *m, const char *s);
 int rpmu_call_on_cpu(unsigned int cpu, void (*func)(void *info), void *info);
 bool rpmu_cpu_online(unsigned int cpu);
 
+/*
+ * Runs func(info) on every online CPU, or on the CPUs an address space has run on (mm_cpumask() is inline), with
+ * interrupts disabled, and waits for all of them. Process context only.
+ */
+struct mm_struct;
+void rpmu_on_each_cpu(void (*func)(void *info), void *info);
+void rpmu_on_each_cpu_of_mm(struct mm_struct *mm, void (*func)(void *info), void *info);
+
 #endif /* RPMU_HELPERS_H */

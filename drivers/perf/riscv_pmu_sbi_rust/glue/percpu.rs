@@ -145,3 +145,24 @@ impl<T> Drop for PerCpu<T> {
         unsafe { bindings::free_percpu(self.ptr.as_ptr()) };
     }
 }
+
+/// Runs `f` on every online CPU, with interrupts disabled, and waits for all of them; process context
+/// only.
+pub(crate) fn on_each_cpu<F: Fn() + Sync>(f: &F) {
+    let info: *const F = f;
+    // SAFETY: `info` points to `f`, which outlives the call since it waits (`wait` = 1) for every
+    // CPU; `F: Sync` lets the CPUs call it at the same time.
+    unsafe { bindings::rpmu_on_each_cpu(Some(call_fn::<F>), info.cast_mut().cast::<c_void>()) };
+}
+
+/// Calls the closure `info` points to; the cross-CPU call target of [`on_each_cpu`] and of its
+/// variants for a set of CPUs.
+///
+/// # Safety
+///
+/// `info` must point to an `F` that lives until the call returns.
+pub(crate) unsafe extern "C" fn call_fn<F: Fn() + Sync>(info: *mut c_void) {
+    // SAFETY: Guaranteed by the caller; the closure is only used through shared references.
+    let f = unsafe { &*info.cast_const().cast::<F>() };
+    f();
+}

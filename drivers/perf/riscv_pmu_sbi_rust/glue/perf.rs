@@ -7,14 +7,23 @@
 //! A driver implements [`Driver`] and registers it with [`Registration`]. perf core then calls the
 //! driver through the `struct pmu` callbacks below, each of which wraps the `struct perf_event`
 //! it receives in a [`PerfEvent`].
+//!
+//! The `struct pmu` is embedded in a `struct riscv_pmu`, as in the C drivers: the built-in RISC-V
+//! perf code (`arch_perf_update_userpage()` in `drivers/perf/riscv_pmu.c`) takes every event's PMU
+//! for one and calls its `ctr_get_width` to publish the counter width of an event user space reads
+//! directly.
 
 use super::bindings;
-use super::percpu::PerCpu;
+use super::percpu::{self, PerCpu};
 use super::sysfs::AttributeGroups;
-use core::{marker::PhantomData, ptr::addr_of};
+use core::{
+    marker::PhantomData,
+    ptr::{addr_of, addr_of_mut},
+    sync::atomic::{AtomicU8, Ordering},
+};
 use kernel::{
     error::{from_result, to_result},
-    ffi::{c_int, c_ulong},
+    ffi::{c_int, c_ulong, c_void},
     init::pin_init_from_closure,
     prelude::*,
     sync::Arc,
@@ -73,7 +82,11 @@ impl core::ops::BitOr for Capabilities {
 ///
 /// The wrapped `struct perf_event` is valid while the reference exists, and the reference exists
 /// only for the duration of a PMU callback of this event. perf core serialises the callbacks of an
-/// event, so the callback is the only user of the driver-owned fields (`hw`, `count`) meanwhile.
+/// event that run on its CPU, so such a callback is the only user of the driver-owned fields (`hw`,
+/// `count`) meanwhile, except for `hw.flags` and `hw.idx`: the mmap callbacks (`event_mapped`,
+/// `event_unmapped`, `event_idx`) may read and update them from another CPU at the same time, as in
+/// the C driver, so those two fields are only accessed with single volatile loads and stores
+/// (`READ_ONCE()`/`WRITE_ONCE()`).
 ///
 /// [`struct perf_event`]: srctree/include/linux/perf_event.h
 #[repr(transparent)]
@@ -108,7 +121,7 @@ impl PerfEvent {
     fn hw(&self) -> *mut bindings::hw_perf_event__bindgen_ty_1__bindgen_ty_1 {
         // SAFETY: By the type invariant the event is valid. The hardware-counter member of the
         // `hw` union is the one perf core leaves to hardware PMU drivers.
-        unsafe { core::ptr::addr_of_mut!((*self.as_raw()).hw.__bindgen_anon_1.__bindgen_anon_1) }
+        unsafe { addr_of_mut!((*self.as_raw()).hw.__bindgen_anon_1.__bindgen_anon_1) }
     }
 
     /// The event's unique number (`id`).
@@ -173,16 +186,18 @@ impl PerfEvent {
 
     /// The counter the event is on (`hw.idx`), or `None` when it has none.
     pub(crate) fn hw_idx(&self) -> Option<usize> {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        let idx = unsafe { (*self.hw()).idx };
+        // SAFETY: By the type invariant the event is valid; `hw.idx` is only accessed with single
+        // volatile loads and stores.
+        let idx = unsafe { addr_of!((*self.hw()).idx).read_volatile() };
         usize::try_from(idx).ok()
     }
 
     /// Sets the counter the event is on (`hw.idx`, `-1` for none).
     pub(crate) fn set_hw_idx(&self, idx: Option<usize>) {
         let idx = idx.and_then(|idx| c_int::try_from(idx).ok()).unwrap_or(-1);
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.hw()).idx = idx };
+        // SAFETY: By the type invariant the event is valid; `hw.idx` is only accessed with single
+        // volatile loads and stores.
+        unsafe { addr_of_mut!((*self.hw()).idx).write_volatile(idx) };
     }
 
     /// The driver's event selector (`hw.config`).
@@ -223,8 +238,9 @@ impl PerfEvent {
 
     /// The driver's private flags (`hw.flags`, `PERF_EVENT_FLAG_*`).
     pub(crate) fn hw_flags(&self) -> u32 {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        let flags = unsafe { (*self.hw()).flags };
+        // SAFETY: By the type invariant the event is valid; `hw.flags` is only accessed with single
+        // volatile loads and stores.
+        let flags = unsafe { addr_of!((*self.hw()).flags).read_volatile() };
         // CAST: The flags are a bit set; reinterpreting the bits as unsigned keeps them.
         flags as u32
     }
@@ -233,8 +249,9 @@ impl PerfEvent {
     pub(crate) fn set_hw_flags(&self, flags: u32) {
         // CAST: The flags are a bit set; reinterpreting the bits as signed keeps them.
         let flags = flags as c_int;
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.hw()).flags = flags };
+        // SAFETY: By the type invariant the event is valid; `hw.flags` is only accessed with single
+        // volatile loads and stores.
+        unsafe { addr_of_mut!((*self.hw()).flags).write_volatile(flags) };
     }
 
     /// A 64-bit word of driver data kept with the event (`hw.last_tag`, which only x86 uses).
@@ -340,6 +357,44 @@ impl PerfEvent {
     }
 }
 
+/// The address space an event is mapped into (`struct mm_struct`), handed to the mmap callbacks.
+///
+/// # Invariants
+///
+/// The wrapped `struct mm_struct` is valid while the reference exists, which is only for the
+/// duration of an `event_mapped` or `event_unmapped` callback.
+#[repr(transparent)]
+pub(crate) struct Mm(Opaque<bindings::mm_struct>);
+
+impl Mm {
+    /// # Safety
+    ///
+    /// `ptr` must be the `mm` argument of a running `event_mapped` or `event_unmapped` callback, and
+    /// the returned reference must not outlive it.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::mm_struct) -> &'a Self {
+        // CAST: `Self` is `repr(transparent)` over `Opaque<mm_struct>`, itself transparent over
+        // `mm_struct`.
+        // SAFETY: Guaranteed by the caller.
+        // INVARIANT: The caller guarantees that the reference does not outlive the callback.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// Runs `f` on every CPU the address space has run on (`mm_cpumask()`), with interrupts
+    /// disabled, and waits for all of them.
+    pub(crate) fn on_each_cpu<F: Fn() + Sync>(&self, f: &F) {
+        let info: *const F = f;
+        // SAFETY: By the type invariant the address space is valid. `info` points to `f`, which
+        // outlives the call since it waits for every CPU; `F: Sync` lets the CPUs share it.
+        unsafe {
+            bindings::rpmu_on_each_cpu_of_mm(
+                self.0.get(),
+                Some(percpu::call_fn::<F>),
+                info.cast_mut().cast::<c_void>(),
+            )
+        };
+    }
+}
+
 /// A PMU driver.
 ///
 /// perf core calls these methods through the `struct pmu` callbacks of a [`Registration`]. All but
@@ -386,20 +441,64 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn pmu_enable(&self, _cpu: &mut Self::CpuData) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
+
+    /// The mmap page's `index` of a running event: one more than the index of the counter user
+    /// space may read directly, or 0 when it must use read(2) (`pmu::event_idx`). It may run on
+    /// any CPU.
+    fn event_idx(&self, _event: &PerfEvent) -> u32 {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The event was mmap'd into `mm` (`pmu::event_mapped`): user space may now read its counter
+    /// directly. Runs in the mapping task, on any CPU.
+    fn event_mapped(&self, _event: &PerfEvent, _mm: &Mm) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The last mapping of the event in `mm` went away (`pmu::event_unmapped`).
+    fn event_unmapped(&self, _event: &PerfEvent, _mm: &Mm) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// The width of counter `idx` in bits, minus one (`riscv_pmu::ctr_get_width`), or `None` for
+    /// a counter that does not exist. perf publishes it in the mmap page of an event user space
+    /// reads directly. It is asked once, at registration.
+    fn ctr_width(&self, idx: usize) -> Option<u8>;
+}
+
+/// The number of counters a RISC-V PMU may have (`RISCV_MAX_COUNTERS`).
+const MAX_COUNTERS: usize = 64;
+
+#[allow(
+    clippy::declare_interior_mutable_const,
+    reason = "the constant only initialises the elements of CTR_WIDTHS"
+)]
+const NO_WIDTH: AtomicU8 = AtomicU8::new(0);
+
+/// The counter widths `riscv_pmu::ctr_get_width` returns. Its C signature carries only a counter
+/// index, no PMU, so the widths live here; perf core has a single `cpu` PMU, so one table serves.
+static CTR_WIDTHS: [AtomicU8; MAX_COUNTERS] = [NO_WIDTH; MAX_COUNTERS];
+
+/// `riscv_pmu::ctr_get_width`: the width of counter `idx` minus one, 0 for an unknown counter.
+extern "C" fn ctr_get_width_callback(idx: c_int) -> c_int {
+    usize::try_from(idx)
+        .ok()
+        .and_then(|idx| CTR_WIDTHS.get(idx))
+        .map_or(0, |width| c_int::from(width.load(Ordering::Relaxed)))
 }
 
 /// A registered PMU: the `struct pmu` perf core knows, the driver, and its per-CPU data.
 ///
 /// # Invariants
 ///
-/// `pmu` is registered with perf core from the end of initialisation until drop, and its
+/// `rvpmu.pmu` is registered with perf core from the end of initialisation until drop, and its
 /// callbacks are those of [`Adapter<T>`].
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: Driver> {
     data: T,
     cpu_data: Arc<PerCpu<T::CpuData>>,
     #[pin]
-    pmu: Opaque<bindings::pmu>,
+    rvpmu: Opaque<bindings::riscv_pmu>,
 }
 
 // SAFETY: The registration is only reached through shared references; `T` is `Sync`, per-CPU data
@@ -423,10 +522,13 @@ impl<T: Driver> Registration<T> {
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
     ) -> impl PinInit<Self, Error> {
+        for (idx, width) in CTR_WIDTHS.iter().enumerate() {
+            width.store(data.ctr_width(idx).unwrap_or(0), Ordering::Relaxed);
+        }
         try_pin_init!(Self {
             data,
             cpu_data,
-            pmu <- Self::register(module, capabilities, attr_groups),
+            rvpmu <- Self::register(module, capabilities, attr_groups),
         }? Error)
     }
 
@@ -434,14 +536,14 @@ impl<T: Driver> Registration<T> {
         module: &'static ThisModule,
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
-    ) -> impl PinInit<Opaque<bindings::pmu>, Error> {
-        let init = move |slot: *mut Opaque<bindings::pmu>| {
-            let pmu = Opaque::raw_get(slot);
+    ) -> impl PinInit<Opaque<bindings::riscv_pmu>, Error> {
+        let init = move |slot: *mut Opaque<bindings::riscv_pmu>| {
+            let rvpmu = Opaque::raw_get(slot);
             // CAST: Both `module` types are bindgen's image of the same `struct module`.
             let module = module.as_ptr().cast::<bindings::module>();
             // CAST: `PERF_PMU_CAP_*` bits fit in the `int` field.
             let capabilities = capabilities.0 as c_int;
-            let value = bindings::pmu {
+            let pmu = bindings::pmu {
                 module,
                 attr_groups: attr_groups.as_raw(),
                 capabilities,
@@ -453,10 +555,23 @@ impl<T: Driver> Registration<T> {
                 read: Some(Adapter::<T>::read_callback),
                 pmu_enable: T::HAS_PMU_ENABLE.then_some(Adapter::<T>::pmu_enable_callback),
                 pmu_disable: T::HAS_PMU_DISABLE.then_some(Adapter::<T>::pmu_disable_callback),
+                event_idx: T::HAS_EVENT_IDX.then_some(Adapter::<T>::event_idx_callback),
+                event_mapped: T::HAS_EVENT_MAPPED.then_some(Adapter::<T>::event_mapped_callback),
+                event_unmapped: T::HAS_EVENT_UNMAPPED
+                    .then_some(Adapter::<T>::event_unmapped_callback),
+                ..Default::default()
+            };
+            // Only `pmu` and `ctr_get_width` of the `struct riscv_pmu` are used by the kernel
+            // outside the C drivers; the rest stays zero.
+            let value = bindings::riscv_pmu {
+                pmu,
+                ctr_get_width: Some(ctr_get_width_callback),
                 ..Default::default()
             };
             // SAFETY: `slot` is valid for writes and pinned: the registration does not move.
-            unsafe { pmu.write(value) };
+            unsafe { rvpmu.write(value) };
+            // SAFETY: `rvpmu` is valid: it was just written.
+            let pmu = unsafe { addr_of_mut!((*rvpmu).pmu) };
             // SAFETY: `pmu` is initialised and stays at this address until `drop` unregisters it;
             // the name is a static string. The other fields of the registration are initialised
             // before this one, so the callbacks find them.
@@ -473,7 +588,7 @@ impl<T: Driver> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: By the type invariant the PMU is registered. perf_pmu_unregister() waits until
         // no callback runs any more, so the other fields outlive every use by perf core.
-        unsafe { bindings::perf_pmu_unregister(self.pmu.get()) };
+        unsafe { bindings::perf_pmu_unregister(addr_of_mut!((*self.rvpmu.get()).pmu)) };
     }
 }
 
@@ -501,11 +616,13 @@ impl<T: Driver> Adapter<T> {
     /// `pmu` must be the argument (or the event's PMU) of a running callback of a
     /// [`Registration<T>`].
     unsafe fn registration_of_pmu<'a>(pmu: *mut bindings::pmu) -> &'a Registration<T> {
-        // CAST: `Opaque<pmu>` is `repr(transparent)` over `pmu`.
-        let pmu = pmu.cast::<Opaque<bindings::pmu>>();
-        // SAFETY: `pmu` is the `pmu` field of a `Registration<T>`, since only those have these
-        // callbacks.
-        let registration = unsafe { kernel::container_of!(pmu, Registration<T>, pmu) };
+        // SAFETY: `pmu` is the `pmu` field of the `riscv_pmu` of a `Registration<T>`, since only
+        // those have these callbacks.
+        let rvpmu = unsafe { kernel::container_of!(pmu, bindings::riscv_pmu, pmu) };
+        // CAST: `Opaque<riscv_pmu>` is `repr(transparent)` over `riscv_pmu`.
+        let rvpmu = rvpmu.cast_mut().cast::<Opaque<bindings::riscv_pmu>>();
+        // SAFETY: `rvpmu` is the `rvpmu` field of a `Registration<T>`, as above.
+        let registration = unsafe { kernel::container_of!(rvpmu, Registration<T>, rvpmu) };
         // SAFETY: The registration outlives its callbacks (see `PinnedDrop`).
         unsafe { &*registration }
     }
@@ -624,6 +741,45 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn pmu_disable_callback(pmu: *mut bindings::pmu) {
         // SAFETY: Guaranteed by the caller.
         unsafe { Self::with_pmu_cpu(pmu, |data, cpu| data.pmu_disable(cpu)) }
+    }
+
+    /// # Safety
+    ///
+    /// `event` must be passed by perf core to the `event_idx` callback.
+    unsafe extern "C" fn event_idx_callback(event: *mut bindings::perf_event) -> c_int {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(event) };
+        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
+        let event = unsafe { PerfEvent::from_raw(event) };
+        c_int::try_from(registration.data.event_idx(event)).unwrap_or(0)
+    }
+
+    /// # Safety
+    ///
+    /// `event` and `mm` must be passed by perf core to the `event_mapped` callback.
+    unsafe extern "C" fn event_mapped_callback(
+        event: *mut bindings::perf_event,
+        mm: *mut bindings::mm_struct,
+    ) {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(event) };
+        // SAFETY: Guaranteed by the caller; the references do not leave this function.
+        let (event, mm) = unsafe { (PerfEvent::from_raw(event), Mm::from_raw(mm)) };
+        registration.data.event_mapped(event, mm);
+    }
+
+    /// # Safety
+    ///
+    /// `event` and `mm` must be passed by perf core to the `event_unmapped` callback.
+    unsafe extern "C" fn event_unmapped_callback(
+        event: *mut bindings::perf_event,
+        mm: *mut bindings::mm_struct,
+    ) {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(event) };
+        // SAFETY: Guaranteed by the caller; the references do not leave this function.
+        let (event, mm) = unsafe { (PerfEvent::from_raw(event), Mm::from_raw(mm)) };
+        registration.data.event_unmapped(event, mm);
     }
 
     /// # Safety

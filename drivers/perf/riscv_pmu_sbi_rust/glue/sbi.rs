@@ -53,6 +53,20 @@ pub(crate) fn write_scounteren(value: usize) {
     unsafe { asm!("csrw scounteren, {0}", in(reg) value, options(nomem, nostack)) };
 }
 
+/// Lets user mode read the counter CSRs in `bits` on this hart (`csrs scounteren`).
+pub(crate) fn scounteren_set(bits: usize) {
+    // SAFETY: `scounteren` only controls user-mode access to the counter CSRs; the kernel does not
+    // rely on its value for memory safety. `csrs` sets the bits in one instruction.
+    unsafe { asm!("csrs scounteren, {0}", in(reg) bits, options(nomem, nostack)) };
+}
+
+/// Takes from user mode the right to read the counter CSRs in `bits` on this hart
+/// (`csrc scounteren`).
+pub(crate) fn scounteren_clear(bits: usize) {
+    // SAFETY: As in `scounteren_set`; `csrc` clears the bits in one instruction.
+    unsafe { asm!("csrc scounteren, {0}", in(reg) bits, options(nomem, nostack)) };
+}
+
 /// One SBI PMU call: `ecall` with a7 = [`EXT_PMU`], a6 = `fid` and the arguments in a0 to a5.
 ///
 /// # Safety

@@ -450,6 +450,78 @@ impl PmuInfo {
     }
 }
 
+/// `scounteren` of a CPU with no event readable from user mode, for a `perf_user_access` mode: the
+/// `time` CSR (bit 1) always, and in legacy mode `cycle` (bit 0) and `instret` (bit 2) too. Counters
+/// of mmap'd events are added to it while they run ([`user_read_bit`]).
+pub const fn scounteren_base(access: UserAccess) -> usize {
+    match access {
+        UserAccess::Legacy => 0x7,
+        UserAccess::NoUserAccess | UserAccess::UserAccess => 0x2,
+    }
+}
+
+/// `pmu_sbi_event_mapped()` and `pmu_sbi_event_unmapped()`: whether mmap'ing the event changes its
+/// user-space access (`USER_READ_CNT`). Nothing changes when the event was created with
+/// `perf_user_access` 0; in legacy mode only hardware cycles and instructions are readable, as they
+/// are forced onto `cycle` and `instret`. (The C driver checks only `config` there, so a legacy raw
+/// event 0 or 1 is marked readable at whatever counter it has; this also checks the type.)
+pub fn user_read_allowed(flags: EventFlags, attr_ty: u32, attr_config: u64) -> bool {
+    if flags.contains(EventFlags::NO_USER_ACCESS) {
+        return false;
+    }
+    if flags.contains(EventFlags::LEGACY) {
+        return attr_ty == crate::events::PERF_TYPE_HARDWARE && attr_config <= 1;
+    }
+    flags.intersects(EventFlags::USER_ACCESS)
+}
+
+impl PmuInfo {
+    /// `pmu_sbi_csr_index()`: the user-visible index of counter `idx` (its CSR minus `cycle`), its bit
+    /// in `scounteren`; the mmap page's `index` is this plus one. `None` for firmware counters, which
+    /// user space cannot read (the C driver computes an index from their meaningless CSR field).
+    pub fn csr_index(&self, idx: usize) -> Option<u8> {
+        self.counter_info(idx)
+            .filter(|c| !c.is_firmware())
+            .and_then(CounterInfo::hw_index)
+    }
+
+    /// `pmu_sbi_ctr_get_width()`: the width field of counter `idx` (bits minus one), which the mmap
+    /// page publishes as `pmc_width` (plus one). Firmware counters are 64-bit (see
+    /// [`PmuInfo::width_mask`]).
+    pub fn ctr_width(&self, idx: usize) -> Option<u8> {
+        let mask = self.width_mask(idx);
+        // CAST: a non-zero mask has 1 to 64 bits set.
+        (mask != 0).then(|| (mask.count_ones() - 1) as u8)
+    }
+
+    /// `riscv_pmu_event_idx()`: the mmap page's `index` for an event perf core has running: the
+    /// counter's CSR index plus one when user space may read it directly (`USER_READ_CNT`), else 0,
+    /// which tells user space to use read(2).
+    pub fn event_idx(&self, hw: &HwPerfEvent) -> u32 {
+        if !hw.flags.contains(EventFlags::USER_READ_CNT) {
+            return 0;
+        }
+        hw.counter()
+            .and_then(|idx| self.csr_index(idx))
+            .map_or(0, |csr| u32::from(csr) + 1)
+    }
+
+    /// The `scounteren` bit of the event's counter while it runs, when user space reads it through
+    /// the mmap page (`USER_ACCESS` and `USER_READ_CNT`, as in `pmu_sbi_ctr_start()`); set when the
+    /// counter starts and cleared when it stops.
+    pub fn user_read_bit(&self, hw: &HwPerfEvent) -> Option<usize> {
+        if !hw
+            .flags
+            .contains(EventFlags::USER_ACCESS | EventFlags::USER_READ_CNT)
+        {
+            return None;
+        }
+        hw.counter()
+            .and_then(|idx| self.csr_index(idx))
+            .map(|csr| 1 << csr)
+    }
+}
+
 /// Whether every event of a group can have a counter at once: a matching of events to distinct
 /// counters within each event's allowed mask (`cmask`), found with augmenting paths (Kuhn's
 /// algorithm). A group of more than 64 events never fits.
@@ -698,6 +770,73 @@ mod tests {
             info.event_init(&attr, UserAccess::UserAccess, &none, None, &mut hw),
             Err(MapError::Unavailable)
         );
+    }
+
+    #[test]
+    fn user_access_follows_the_sysctl_mode() {
+        use crate::events::{PERF_TYPE_HW_CACHE, PERF_TYPE_RAW};
+        assert_eq!(scounteren_base(UserAccess::NoUserAccess), 0x2);
+        assert_eq!(scounteren_base(UserAccess::UserAccess), 0x2);
+        assert_eq!(scounteren_base(UserAccess::Legacy), 0x7);
+
+        let none = EventFlags::NO_USER_ACCESS;
+        let user = EventFlags::USER_ACCESS;
+        let legacy = EventFlags::LEGACY;
+        for (ty, config) in [
+            (PERF_TYPE_HARDWARE, 0),
+            (PERF_TYPE_HW_CACHE, 0),
+            (PERF_TYPE_RAW, 5),
+        ] {
+            assert!(!user_read_allowed(none, ty, config));
+            assert!(user_read_allowed(user, ty, config));
+        }
+        assert!(user_read_allowed(legacy, PERF_TYPE_HARDWARE, 0));
+        assert!(user_read_allowed(legacy, PERF_TYPE_HARDWARE, 1));
+        assert!(!user_read_allowed(legacy, PERF_TYPE_HARDWARE, 2));
+        assert!(!user_read_allowed(legacy, PERF_TYPE_RAW, 1));
+        // An event without a mode (never through event_init) gets nothing.
+        assert!(!user_read_allowed(
+            EventFlags::empty(),
+            PERF_TYPE_HARDWARE,
+            0
+        ));
+    }
+
+    #[test]
+    fn event_idx_and_scounteren_bit_come_from_the_counter_csr() {
+        let info = qemu_like();
+        let mut hw = HwPerfEvent {
+            idx: 3,
+            flags: EventFlags::USER_ACCESS,
+            ..HwPerfEvent::default()
+        };
+        // Not mmap'd: no index, no scounteren bit.
+        assert_eq!(info.event_idx(&hw), 0);
+        assert_eq!(info.user_read_bit(&hw), None);
+        hw.flags |= EventFlags::USER_READ_CNT;
+        let csr = info.counter_info(3).unwrap().csr;
+        let expect = u32::from(csr - CSR_CYCLE);
+        assert_eq!(info.event_idx(&hw), expect + 1);
+        assert_eq!(info.user_read_bit(&hw), Some(1 << expect));
+        assert_eq!(info.ctr_width(3), Some(info.counter_info(3).unwrap().width));
+        // Legacy events are readable through the always-open `cycle` and `instret`: an index but
+        // no bit to set.
+        hw.flags = EventFlags::LEGACY | EventFlags::USER_READ_CNT;
+        assert_eq!(info.event_idx(&hw), expect + 1);
+        assert_eq!(info.user_read_bit(&hw), None);
+        // No counter: nothing to read.
+        hw.idx = IDX_NONE;
+        assert_eq!(info.event_idx(&hw), 0);
+        // Firmware counters have no CSR.
+        let fw = (0..RISCV_MAX_COUNTERS)
+            .find(|&i| info.counter_info(i).is_some_and(|c| c.is_firmware()))
+            .unwrap();
+        hw.idx = fw as i32;
+        hw.flags = EventFlags::USER_ACCESS | EventFlags::USER_READ_CNT;
+        assert_eq!(info.event_idx(&hw), 0);
+        assert_eq!(info.user_read_bit(&hw), None);
+        assert_eq!(info.ctr_width(fw), Some(63));
+        assert_eq!(info.ctr_width(1), None);
     }
 
     #[test]

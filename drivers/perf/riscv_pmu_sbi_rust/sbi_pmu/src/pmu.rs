@@ -33,8 +33,8 @@
 //! counters: it is the reference the batched strategy is measured against.
 
 use crate::abi::{
-    CfgFlags, CounterInfo, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, SbiVersion,
-    SnapshotPage, StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
+    CfgFlags, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, SbiVersion, SnapshotPage,
+    StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
 };
 use crate::counters::{
     counting_floor, event_set_period, event_update_with, EventFlags, HesState, HwPerfEvent,
@@ -240,11 +240,7 @@ impl CpuHwEvents {
     /// `pmu_sbi_csr_index()`: the user-visible counter index (CSR minus `cycle`) of the event's
     /// hardware counter, for `perf_event_mmap_page::index` and scounteren.
     pub fn csr_index(&self, hw: &HwPerfEvent) -> Option<u8> {
-        let idx = hw.counter()?;
-        self.info
-            .counter_info(idx)
-            .filter(|c| !c.is_firmware())
-            .and_then(CounterInfo::hw_index)
+        self.info.csr_index(hw.counter()?)
     }
 
     /// `pmu_sbi_starting_cpu()`: stops and resets every counter (so no mapping survives from an
