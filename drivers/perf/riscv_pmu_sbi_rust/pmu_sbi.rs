@@ -31,9 +31,10 @@ use crate::glue::{
 use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 use sbi_pmu::{
-    abi::{SbiVersion, EXT_PMU},
+    abi::{SbiVersion, EXT_PMU, RISCV_MAX_COUNTERS},
     counters::{
-        scounteren_base, user_read_allowed, EventFlags as HwFlags, HesState, HwPerfEvent, PmuInfo,
+        group_fits, scounteren_base, user_read_allowed, EventFlags as HwFlags, HesState,
+        HwPerfEvent, PmuInfo,
     },
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
     pmu::{CpuHwEvents, PmuStats, Strategy},
@@ -243,14 +244,15 @@ fn hw_load(event: &PerfEvent) -> HwPerfEvent {
 
 /// Copies the crate's plain copy back into the event's `hw_perf_event`.
 ///
-/// The flags are not copied back: only event_init and the mmap callbacks set them (the latter from
-/// any CPU), so writing back a copy could undo a concurrent mmap's change.
+/// The flags and the counter mask are not copied back: only event_init sets the mask, which the
+/// event_init of another member of the group may read meanwhile, and only event_init and the mmap
+/// callbacks set the flags (the latter from any CPU), so writing back a copy could undo a
+/// concurrent mmap's change.
 fn hw_store(event: &PerfEvent, hw: &HwPerfEvent) {
     event.set_hw_idx(usize::try_from(hw.idx).ok());
     event.set_hw_event_base(hw.event_base as usize);
     event.set_hw_config(hw.config);
     event.set_hw_config_base(hw.config_base);
-    event.set_hw_driver_word(hw.cmask);
     event.set_hw_state_bits(hw.state.bits());
     event.set_prev_count(hw.prev_count);
     event.set_period_left(hw.period_left);
@@ -304,7 +306,35 @@ impl perf::Driver for RiscvPmu {
         if attr.sampling {
             return Err(map_err_errno(MapError::NotSupported));
         }
+        // A group is scheduled all at once or not at all: one whose events cannot all have a counter
+        // at the same time would never count, so it is refused now (the C driver accepts it).
+        let mut masks = [0u64; RISCV_MAX_COUNTERS];
+        let mut members = 0usize;
+        event.for_each_group_member(|member| {
+            if let Some(slot) = masks.get_mut(members) {
+                *slot = member.hw_driver_word();
+            }
+            members += 1;
+        });
+        if members > 0 {
+            let fits = match masks.get_mut(members) {
+                // More events than a PMU can have counters.
+                None => false,
+                Some(slot) => {
+                    *slot = hw.cmask;
+                    masks.get(..=members).is_some_and(group_fits)
+                }
+            };
+            if !fits {
+                pr_debug!(
+                    "a group of {} events cannot have counters at once\n",
+                    members + 1
+                );
+                return Err(EINVAL);
+            }
+        }
         hw_store(event, &hw);
+        event.set_hw_driver_word(hw.cmask);
         event.set_hw_flags(hw.flags.bits());
         Ok(())
     }

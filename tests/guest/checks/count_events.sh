@@ -110,8 +110,21 @@ echo "value fw_format_event $(kind "$(printf '%s\n' "$out" | awk -F';' '$3 == "c
 out=$(stat -e '{cycles,instructions}')
 echo "value group2 $(kind "$(field cycles 1 "$out")") $(kind "$(field instructions 1 "$out")")"
 big=$(for i in $(seq 1 40); do printf 'instructions,'; done)
-out=$(stat -e "{${big%,}}")
-echo "value group_larger_than_counters $(kind "$(field instructions 1 "$out")")"
+# A group is scheduled all at once. Instructions may use every hardware counter but cycle, so a group of that
+# many fits; with one more event than there are hardware counters it cannot, and must be refused when it is
+# opened (EINVAL, as other PMUs do) rather than accepted and never counted.
+nhw=$(dmesg | sed -n 's/.* \([0-9][0-9]*\) hardware counters.*/\1/p' | tail -1)
+if [[ ${nhw:-x} =~ ^[0-9]+$ ]] && [ "$nhw" -ge 3 ] && [ "$nhw" -lt 64 ]; then
+  echo "value group_of_all_counters $(/opt/rpmu/bin/grpopen $((nhw - 1)) 0 1)"
+  out=$(/opt/rpmu/bin/grpopen $((nhw + 1)) 0 1)
+  if [[ $out == "errno EINVAL member "* ]]; then
+    echo "ok group_too_large_refused"
+  else
+    echo "not ok group_too_large_refused a group of $((nhw + 1)) instructions events for $nhw hardware counters: $out"
+  fi
+else
+  echo "not ok group_too_large_refused no hardware counter count in the kernel log: '${nhw:-}'"
+fi
 out=$(stat -a -e cycles,instructions)
 echo "value percpu $(kind "$(field cycles 1 "$out")") $(kind "$(field instructions 1 "$out")")"
 # Long enough for perf core to rotate the events several times.

@@ -255,15 +255,56 @@ impl PerfEvent {
     }
 
     /// A 64-bit word of driver data kept with the event (`hw.last_tag`, which only x86 uses).
+    ///
+    /// It is set once, at event_init, and may then be read from the event_init of another event
+    /// of its group.
     pub(crate) fn hw_driver_word(&self) -> u64 {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        // SAFETY: By the type invariant the event is valid; the word is written only at
+        // event_init, before the event is visible to others.
         unsafe { (*self.hw()).last_tag }
     }
 
-    /// Sets the word [`PerfEvent::hw_driver_word`] returns.
+    /// Sets the word [`PerfEvent::hw_driver_word`] returns; only at event_init.
     pub(crate) fn set_hw_driver_word(&self, word: u64) {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
+        // SAFETY: By the type invariant the event is valid; in event_init nothing else sees it.
         unsafe { (*self.hw()).last_tag = word };
+    }
+
+    /// Calls `f` with each event of the group this event joins that belongs to the same PMU, other
+    /// than this event: the group leader and its siblings. Only for `event_init`: perf core holds
+    /// the group's context mutex while it initialises a sibling, which keeps the sibling list as
+    /// it is, and this event is not on the list yet.
+    pub(crate) fn for_each_group_member(&self, mut f: impl FnMut(&PerfEvent)) {
+        let event = self.as_raw();
+        // SAFETY: By the type invariant the event is valid; perf core sets `group_leader` and
+        // `pmu` before it calls event_init.
+        let (leader, pmu) = unsafe { ((*event).group_leader, (*event).pmu) };
+        if leader.is_null() || leader == event {
+            return;
+        }
+        // SAFETY: The leader outlives the event's event_init: the new event holds a reference on
+        // the leader's file, and the context mutex keeps the group as it is.
+        let member = |ptr: *mut bindings::perf_event| unsafe { (*ptr).pmu } == pmu;
+        if member(leader) {
+            // SAFETY: `leader` is a valid event (see above); the reference does not outlive `f`.
+            f(unsafe { PerfEvent::from_raw(leader) });
+        }
+        // SAFETY: `leader` is valid; its sibling list is stable under the context mutex.
+        let head = unsafe { addr_of_mut!((*leader).sibling_list) };
+        // SAFETY: `head` is a valid, initialised list head.
+        let mut pos = unsafe { (*head).next };
+        while !pos.is_null() && pos != head {
+            // SAFETY: Every entry of the list is the `sibling_list` member of a sibling event.
+            let sibling = unsafe { kernel::container_of!(pos, bindings::perf_event, sibling_list) }
+                .cast_mut();
+            if member(sibling) {
+                // SAFETY: `sibling` is a valid event of the group; the reference does not outlive
+                // `f`.
+                f(unsafe { PerfEvent::from_raw(sibling) });
+            }
+            // SAFETY: `pos` is a valid list entry.
+            pos = unsafe { (*pos).next };
+        }
     }
 
     /// The hardware state (`hw.state`, `PERF_HES_*` bits).
