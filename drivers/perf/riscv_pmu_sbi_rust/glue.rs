@@ -8,6 +8,7 @@
 pub(crate) mod bindings;
 pub(crate) mod cpuhp;
 pub(crate) mod debugfs;
+pub(crate) mod deferred;
 pub(crate) mod percpu;
 pub(crate) mod perf;
 pub(crate) mod platform;

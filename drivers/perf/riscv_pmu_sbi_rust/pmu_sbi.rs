@@ -21,6 +21,7 @@
 use crate::glue::{
     cpuhp::CpuStarting,
     debugfs::{SeqFile, Show},
+    deferred::{Deferred, Job},
     percpu::{self, PerCpu},
     perf::{self, Capabilities, EventFlags, Mm, PerfEvent},
     platform,
@@ -100,8 +101,9 @@ fn map_err_errno(err: MapError) -> Error {
 pub(crate) struct RiscvPmu {
     /// The counters and the SBI version.
     info: PmuInfo,
-    /// The standard events the platform can count (`pmu_sbi_check_std_events()`).
-    std_events: StdEvents,
+    /// The standard events the platform can count (`pmu_sbi_check_std_events()`), found on the
+    /// system workqueue after load; `None` before [`RiscvPmu::start_std_events_check`].
+    std_events: Option<Pin<KBox<Deferred<StdEventsCheck>>>>,
     /// Whether the harts have Sscofpmf, so that firmware honours the mode filters.
     sscofpmf: bool,
 }
@@ -163,17 +165,32 @@ impl RiscvPmu {
             );
         }
 
-        // The check configures and releases counters of the hart it runs on, so it must stay on one
-        // hart. It is a few SBI calls per event (the C driver defers it to a workqueue, then waits
-        // for it in the first event_init); counters it leaves configured on any hart are reset by
-        // the CPU starting callback, which runs on every CPU before the PMU is registered.
-        let std_events = sbi::on_this_cpu(|| info.check_std_events(fw));
-
         Ok(Self {
             info,
-            std_events,
+            std_events: None,
             sscofpmf,
         })
+    }
+
+    /// Starts finding which standard events the platform can count, on the system workqueue: it
+    /// is a few SBI calls for each of the 52 events, which module load does not wait for. The
+    /// first event_init waits for it, so no event is counted before it is done.
+    pub(crate) fn start_std_events_check(&mut self) -> Result {
+        let check = KBox::pin_init(
+            Deferred::new(StdEventsCheck { info: self.info }),
+            GFP_KERNEL,
+        )?;
+        self.std_events = Some(check);
+        Ok(())
+    }
+
+    /// The standard events the platform can count, waiting for the check if it still runs.
+    fn std_events(&self) -> StdEvents {
+        self.std_events
+            .as_ref()
+            .and_then(|check| check.wait())
+            .copied()
+            .unwrap_or(StdEvents::ALL)
     }
 
     /// What perf core may ask of this PMU: without Sscofpmf, no overflow interrupt and no mode
@@ -199,6 +216,21 @@ impl RiscvPmu {
     /// The per-CPU state every CPU starts with.
     pub(crate) fn new_cpu_hw_events(&self) -> CpuHwEvents {
         CpuHwEvents::new(&self.info, Strategy::Batched)
+    }
+}
+
+/// `pmu_sbi_check_std_events()` as a job for the system workqueue.
+pub(crate) struct StdEventsCheck {
+    info: PmuInfo,
+}
+
+impl Job for StdEventsCheck {
+    type Output = StdEvents;
+
+    fn run(&self) -> StdEvents {
+        // The check configures and releases counters of the hart it runs on, so it stays on one
+        // hart. No event exists meanwhile: event_init waits for the check.
+        sbi::on_this_cpu(|| self.info.check_std_events(&mut EcallFirmware))
     }
 }
 
@@ -298,7 +330,7 @@ impl perf::Driver for RiscvPmu {
             ..HwPerfEvent::default()
         };
         self.info
-            .event_init(&attr, user_access(), &self.std_events, None, &mut hw)
+            .event_init(&attr, user_access(), &self.std_events(), None, &mut hw)
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)

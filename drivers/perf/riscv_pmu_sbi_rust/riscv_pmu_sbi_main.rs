@@ -46,7 +46,7 @@ struct RiscvPmuSbiModule {
 impl kernel::Module for RiscvPmuSbiModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
         pmu_sbi::pmu_sbi_check_c_driver()?;
-        let pmu = RiscvPmu::probe(&mut EcallFirmware)?;
+        let mut pmu = RiscvPmu::probe(&mut EcallFirmware)?;
 
         // The per-CPU state is shared by the PMU callbacks and the hotplug callbacks, which both
         // use a CPU's copy on that CPU with interrupts disabled.
@@ -58,6 +58,9 @@ impl kernel::Module for RiscvPmuSbiModule {
             GFP_KERNEL,
         )
         .inspect_err(|err| pr_err!("setting up the CPU hotplug state failed: {:?}\n", err))?;
+
+        // Every CPU's counters are reset now, so the check may configure and release counters.
+        pmu.start_std_events_check()?;
 
         let stats = debugfs::Registration::new(
             c_str!("riscv_pmu_sbi_rust"),

@@ -17,6 +17,7 @@
 #include <linux/perf/riscv_pmu.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
+#include <linux/workqueue.h>
 
 #include <asm/csr.h>
 #include <asm/sbi.h>

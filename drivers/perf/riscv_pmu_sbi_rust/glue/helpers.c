@@ -14,6 +14,7 @@
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
 #include <linux/platform_device.h>
+#include <linux/workqueue.h>
 
 #include <asm/cpufeature.h>
 #include <asm/sbi.h>
@@ -205,4 +206,14 @@ void rpmu_on_each_cpu(void (*func)(void *info), void *info)
 void rpmu_on_each_cpu_of_mm(struct mm_struct *mm, void (*func)(void *info), void *info)
 {
 	on_each_cpu_mask(mm_cpumask(mm), func, info, 1);
+}
+
+void rpmu_init_work(struct work_struct *work, void (*func)(struct work_struct *work))
+{
+	INIT_WORK(work, func);
+}
+
+bool rpmu_schedule_work(struct work_struct *work)
+{
+	return schedule_work(work);
 }

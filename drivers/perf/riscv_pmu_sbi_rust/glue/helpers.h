@@ -81,4 +81,9 @@ struct mm_struct;
 void rpmu_on_each_cpu(void (*func)(void *info), void *info);
 void rpmu_on_each_cpu_of_mm(struct mm_struct *mm, void (*func)(void *info), void *info);
 
+/* A work item on the system workqueue: INIT_WORK() is a macro and schedule_work() is inline. */
+struct work_struct;
+void rpmu_init_work(struct work_struct *work, void (*func)(struct work_struct *work));
+bool rpmu_schedule_work(struct work_struct *work);
+
 #endif /* RPMU_HELPERS_H */
