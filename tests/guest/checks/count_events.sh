@@ -152,6 +152,21 @@ if [ "$RPMU_ICOUNT" = 1 ] && [ "$RPMU_SSCOFPMF" = 1 ]; then
   else
     echo "not ok percpu_covers_task per-CPU count '$cpu' is not between the task's '$task' and 10 % more"
   fi
+  # Multiplexing: two exclusive groups cannot be on the PMU together, so perf core rotates them and scales
+  # each count by time_enabled / time_running. Over a uniform loop long enough for many rotations, each scaled
+  # count must lie within 0.5 % of the count of the same event alone (so the two drivers agree within 1 %).
+  alone=$(ITER=150000000 stat -e instructions:u,cycles:u)
+  mux=$(ITER=150000000 stat -e '{instructions:u}:e,{cycles:u}:e')
+  for e in instructions:u cycles:u; do
+    a=$(field "$e" 1 "$alone") m=$(field "$e" 1 "$mux") pct=$(field "$e" 5 "$mux")
+    echo "# multiplexed $e: alone $a, scaled $m, running ${pct}% of the time"
+    if [[ $a =~ ^[0-9]+$ && $m =~ ^[0-9]+$ ]] && awk -v a="$a" -v m="$m" -v p="$pct" \
+        'BEGIN { d = (m - a) / a; if (d < 0) d = -d; exit !(d <= 0.005 && p + 0 > 0 && p + 0 < 100) }'; then
+      echo "ok multiplex_scaled_${e%:u}"
+    else
+      echo "not ok multiplex_scaled_${e%:u} alone '$a', multiplexed and scaled '$m' (running ${pct}%): not within 0.5 %"
+    fi
+  done
   echo "ok exact_counts_reported"
 else
   echo "ok exact_counts_reported # SKIP counts are exact only with -icount on one hart with Sscofpmf"
