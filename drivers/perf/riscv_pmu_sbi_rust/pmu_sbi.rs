@@ -249,6 +249,19 @@ fn event_attr(event: &PerfEvent) -> EventAttr {
     }
 }
 
+/// The counter and flags of an event, which is all the user-access decisions need: the mmap
+/// callbacks and `event_idx` run outside the counting path and need not copy the whole state.
+fn hw_access(event: &PerfEvent) -> HwPerfEvent {
+    HwPerfEvent {
+        idx: event
+            .hw_idx()
+            .and_then(|idx| i32::try_from(idx).ok())
+            .unwrap_or(-1),
+        flags: HwFlags::from_bits_retain(event.hw_flags()),
+        ..HwPerfEvent::default()
+    }
+}
+
 /// Copies the event's `hw_perf_event` into the crate's plain copy.
 ///
 /// The counter mask allowed for the event is kept in a 64-bit word of `hw_perf_event` that RISC-V
@@ -444,7 +457,7 @@ impl perf::Driver for RiscvPmu {
 
     /// `riscv_pmu_event_idx()`.
     fn event_idx(&self, event: &PerfEvent) -> u32 {
-        self.info.event_idx(&hw_load(event))
+        self.info.event_idx(&hw_access(event))
     }
 
     /// `pmu_sbi_event_mapped()`: user space may read the event's counter from now on, on the CPUs
@@ -456,7 +469,7 @@ impl perf::Driver for RiscvPmu {
             return;
         }
         event.set_hw_flags((flags | HwFlags::USER_READ_CNT).bits());
-        if let Some(bit) = self.info.user_read_bit(&hw_load(event)) {
+        if let Some(bit) = self.info.user_read_bit(&hw_access(event)) {
             mm.on_each_cpu(&|| sbi::scounteren_set(bit));
         }
         event.update_userpage();
@@ -469,7 +482,7 @@ impl perf::Driver for RiscvPmu {
         if !user_read_allowed(flags, event.attr_type(), event.config()) {
             return;
         }
-        let bit = self.info.user_read_bit(&hw_load(event));
+        let bit = self.info.user_read_bit(&hw_access(event));
         event.set_hw_flags((flags - HwFlags::USER_READ_CNT).bits());
         if let Some(bit) = bit {
             mm.on_each_cpu(&|| sbi::scounteren_clear(bit));
