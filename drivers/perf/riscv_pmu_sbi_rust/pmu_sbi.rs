@@ -12,7 +12,9 @@
 //! plain copy, run the operation with this CPU's SBI calls, and copy the result back.
 //!
 //! Every event kind the C driver counts is counted: hardware, cache, raw and firmware events, with
-//! the C driver's errno for requests it refuses. Sampling events are refused with `EOPNOTSUPP`.
+//! the C driver's errno for requests it refuses. With Sscofpmf, hardware counters sample through the
+//! counter overflow interrupt (`pmu_sbi_ovf_handler()`); throttled events are stopped until perf
+//! starts them again. Events are stopped while their CPU is in a low-power state (CPU PM).
 //!
 //! User space reads counters directly as the `kernel.perf_user_access` sysctl allows (0: never; 1,
 //! the default: the counter of an event it has mmap'd, while the event runs; 2, legacy: `cycle`
@@ -23,7 +25,10 @@ use crate::glue::{
     debugfs::{SeqFile, Show},
     deferred::{Deferred, Job},
     percpu::{self, PerCpu},
-    perf::{self, Capabilities, EventFlags, Mm, PerfEvent},
+    perf::{
+        self, ActiveEvents, Capabilities, CpuPmNotify, EventFlags, Mm, Overflow, OverflowHandler,
+        PercpuIrq, PerfEvent,
+    },
     platform,
     sbi::{self, EcallFirmware},
     sysctl::IntSysctl,
@@ -106,6 +111,8 @@ pub(crate) struct RiscvPmu {
     std_events: Option<Pin<KBox<Deferred<StdEventsCheck>>>>,
     /// Whether the harts have Sscofpmf, so that firmware honours the mode filters.
     sscofpmf: bool,
+    /// Whether the counter overflow interrupt is set up, so that events can sample.
+    overflow_irq: bool,
 }
 /// Refuses to load while a C driver owns the `cpu` PMU.
 ///
@@ -169,6 +176,7 @@ impl RiscvPmu {
             info,
             std_events: None,
             sscofpmf,
+            overflow_irq: false,
         })
     }
 
@@ -193,11 +201,35 @@ impl RiscvPmu {
             .unwrap_or(StdEvents::ALL)
     }
 
-    /// What perf core may ask of this PMU: without Sscofpmf, no overflow interrupt and no mode
-    /// filtering, as in the C driver. Sampling is not implemented yet, so it is refused even with
-    /// Sscofpmf (in `event_init`).
+    /// Whether the harts have Sscofpmf, whose counter overflow interrupt sampling needs.
+    pub(crate) fn has_sscofpmf(&self) -> bool {
+        self.sscofpmf
+    }
+
+    /// The handler of the counter overflow interrupt.
+    pub(crate) fn overflow_handler(&self) -> PmuSbiOverflow {
+        PmuSbiOverflow { info: self.info }
+    }
+
+    /// The CPU PM notifier.
+    pub(crate) fn cpu_pm_notifier(&self) -> PmuSbiCpuPm {
+        PmuSbiCpuPm { info: self.info }
+    }
+
+    /// Records whether the counter overflow interrupt could be set up (`pmu_sbi_setup_irqs()`).
+    pub(crate) fn set_overflow_irq(&mut self, available: bool) {
+        if self.sscofpmf && !available {
+            pr_info!(
+                "Perf sampling/filtering is not supported as the overflow interrupt could not be set up\n"
+            );
+        }
+        self.overflow_irq = self.sscofpmf && available;
+    }
+
+    /// What perf core may ask of this PMU: without the overflow interrupt (no Sscofpmf, or no
+    /// interrupt), no sampling and no mode filtering, as in the C driver.
     pub(crate) fn capabilities(&self) -> Capabilities {
-        if self.sscofpmf {
+        if self.overflow_irq {
             Capabilities::NONE
         } else {
             Capabilities::NO_INTERRUPT | Capabilities::NO_EXCLUDE
@@ -321,6 +353,34 @@ fn with_hw(
     }
 }
 
+/// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
+fn start_event(info: &PmuInfo, cpuc: &mut CpuHwEvents, event: &PerfEvent, reload: bool) {
+    with_hw(cpuc, event, |cpuc, fw, hw| {
+        cpuc.start(fw, hw, reload);
+        // User space may read the counter of an mmap'd event while it runs. The start itself may
+        // wait for pmu_enable; the counter holds its start value until then, which is what the
+        // mmap page says it holds.
+        if let Some(bit) = info.user_read_bit(hw) {
+            sbi::scounteren_set(bit);
+        }
+        0
+    });
+    event.update_userpage();
+}
+
+/// `riscv_pmu_stop()`: user space loses the right to read the counter, which then stops; the
+/// event is brought up to date (always, as in the C driver).
+fn stop_event(info: &PmuInfo, cpuc: &mut CpuHwEvents, event: &PerfEvent, update: bool) {
+    with_hw(cpuc, event, |cpuc, fw, hw| {
+        // The counter may stay mapped to this event while another task runs: user space loses the
+        // right to read it first.
+        if let Some(bit) = info.user_read_bit(hw) {
+            sbi::scounteren_clear(bit);
+        }
+        cpuc.stop(fw, hw, update)
+    });
+}
+
 #[vtable]
 impl perf::Driver for RiscvPmu {
     const NAME: &'static CStr = c_str!("cpu");
@@ -348,9 +408,6 @@ impl perf::Driver for RiscvPmu {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)
             })?;
-        if attr.sampling {
-            return Err(map_err_errno(MapError::NotSupported));
-        }
         // A group is scheduled all at once or not at all: one whose events cannot all have a counter
         // at the same time would never count, so it is refused now (the C driver accepts it).
         let mut masks = [0u64; RISCV_MAX_COUNTERS];
@@ -413,31 +470,12 @@ impl perf::Driver for RiscvPmu {
 
     /// `riscv_pmu_start()`.
     fn start(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) {
-        let reload = flags.contains(EventFlags::RELOAD);
-        with_hw(cpuc, event, |cpuc, fw, hw| {
-            cpuc.start(fw, hw, reload);
-            // User space may read the counter of an mmap'd event while it runs. The start itself
-            // may wait for pmu_enable; the counter holds its start value until then, which is
-            // what the mmap page says it holds.
-            if let Some(bit) = self.info.user_read_bit(hw) {
-                sbi::scounteren_set(bit);
-            }
-            0
-        });
-        event.update_userpage();
+        start_event(&self.info, cpuc, event, flags.contains(EventFlags::RELOAD));
     }
 
     /// `riscv_pmu_stop()`.
     fn stop(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) {
-        let update = flags.contains(EventFlags::UPDATE);
-        with_hw(cpuc, event, |cpuc, fw, hw| {
-            // The counter may stay mapped to this event while another task runs: user space loses
-            // the right to read it first.
-            if let Some(bit) = self.info.user_read_bit(hw) {
-                sbi::scounteren_clear(bit);
-            }
-            cpuc.stop(fw, hw, update)
-        });
+        stop_event(&self.info, cpuc, event, flags.contains(EventFlags::UPDATE));
     }
 
     /// `riscv_pmu_read()`.
@@ -496,9 +534,106 @@ impl perf::Driver for RiscvPmu {
     }
 }
 
+/// The counter overflow interrupt handler (`pmu_sbi_ovf_handler()`).
+pub(crate) struct PmuSbiOverflow {
+    info: PmuInfo,
+}
+
+impl OverflowHandler for PmuSbiOverflow {
+    type CpuData = CpuHwEvents;
+
+    fn overflow(&self, cpuc: &mut CpuHwEvents, ovf: &Overflow<'_>) -> bool {
+        let fw = &mut EcallFirmware;
+        // Every running hardware counter stops (one SBI call) before the overflow bits are read.
+        let overflowed = cpuc.overflow_begin(fw);
+        // The pending bit is cleared only now that the counters are stopped: an overflow before
+        // this point is in the bits just read, none can come after.
+        sbi::clear_overflow_pending();
+        let mut pending = overflowed;
+        while pending != 0 {
+            // CAST: trailing_zeros of a non-zero u64 is below 64.
+            let idx = pending.trailing_zeros() as usize;
+            pending &= pending - 1;
+            let Some(event) = ovf.events.get(idx) else {
+                continue;
+            };
+            let mut hw = hw_load(event);
+            let Some(result) = cpuc.overflow_event(fw, &mut hw) else {
+                continue;
+            };
+            hw_store(event, &hw);
+            if result.delta != 0 {
+                event.add_count(result.delta);
+            }
+            if result.sample && ovf.report(event, result.last_period) {
+                // perf core throttles the event: it stays stopped until perf core starts it again
+                // (the C driver lets it run on).
+                stop_event(&self.info, cpuc, event, true);
+            }
+        }
+        // The overflowed counters start again from their next period, the others from their
+        // values, in one call (or one per new value without snapshot memory).
+        cpuc.overflow_end(fw);
+        overflowed != 0
+    }
+}
+
+/// Stops the events of a CPU while it is in a low-power state (`riscv_pm_pmu_notify()`), with one
+/// SBI call each way.
+pub(crate) struct PmuSbiCpuPm {
+    info: PmuInfo,
+}
+
+impl CpuPmNotify for PmuSbiCpuPm {
+    type CpuData = CpuHwEvents;
+
+    /// `CPU_PM_ENTER`: the running events stop, their counts brought up to date.
+    fn enter(&self, cpuc: &mut CpuHwEvents, events: &ActiveEvents<'_>) {
+        if cpuc.n_events() == 0 {
+            return;
+        }
+        let mut stopped = 0u64;
+        cpuc.pmu_disable();
+        events.for_each(|idx, event| {
+            if HesState::from_bits_retain(event.hw_state_bits()).contains(HesState::STOPPED) {
+                return;
+            }
+            stop_event(&self.info, cpuc, event, true);
+            stopped |= 1 << idx;
+        });
+        cpuc.pmu_enable(&mut EcallFirmware);
+        cpuc.set_pm_saved(stopped);
+    }
+
+    /// `CPU_PM_EXIT` and `CPU_PM_ENTER_FAILED`: the events stopped at the enter start again; those
+    /// perf had stopped stay stopped (the C driver starts them too).
+    fn exit(&self, cpuc: &mut CpuHwEvents, events: &ActiveEvents<'_>) {
+        let saved = cpuc.take_pm_saved();
+        if saved == 0 {
+            return;
+        }
+        cpuc.pmu_disable();
+        events.for_each(|idx, event| {
+            if saved & (1 << idx) != 0 {
+                start_event(&self.info, cpuc, event, true);
+            }
+        });
+        cpuc.pmu_enable(&mut EcallFirmware);
+    }
+}
+
 /// What every CPU needs before its counters serve perf (`pmu_sbi_starting_cpu()`), and when it
-/// stops (`pmu_sbi_dying_cpu()`).
-pub(crate) struct PmuSbiStartingCpu;
+/// stops (`pmu_sbi_dying_cpu()`): the counters reset, and the overflow interrupt enabled.
+pub(crate) struct PmuSbiStartingCpu {
+    irq: Option<PercpuIrq>,
+}
+
+impl PmuSbiStartingCpu {
+    /// The hotplug callbacks, enabling `irq` on each CPU if there is one.
+    pub(crate) fn new(irq: Option<PercpuIrq>) -> Self {
+        Self { irq }
+    }
+}
 
 impl CpuStarting for PmuSbiStartingCpu {
     const NAME: &'static CStr = c_str!("perf/riscv/pmu_sbi_rust:starting");
@@ -511,10 +646,16 @@ impl CpuStarting for PmuSbiStartingCpu {
         // mappings from before it went down: every counter is stopped and reset, and the CPU's
         // state forgotten. Snapshot memory is not used yet.
         let _ = cpuc.cpu_starting(&mut EcallFirmware, false);
+        if let Some(irq) = self.irq {
+            irq.enable_here();
+        }
         Ok(())
     }
 
     fn dying(&self, _cpu: u32, cpuc: &mut CpuHwEvents) {
+        if let Some(irq) = self.irq {
+            irq.disable_here();
+        }
         // perf has moved every event away: the counters kept mapped for returning events are
         // released, so no mapping outlives the CPU or the module, and user mode reads no counter.
         sbi::write_scounteren(0);

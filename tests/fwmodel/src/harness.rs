@@ -37,6 +37,9 @@ pub struct PerfEvent {
     pub truth: u64,
     /// Samples delivered.
     pub samples: u64,
+    /// perf core throttles the event at this many samples: the overflow handler then stops it, as the
+    /// driver does when `perf_event_overflow()` says so.
+    pub throttle_at: Option<u64>,
 }
 
 /// One simulated CPU.
@@ -162,6 +165,7 @@ impl System {
             count: 0,
             truth: 0,
             samples: 0,
+            throttle_at: None,
         });
         Ok(self.events.len() - 1)
     }
@@ -286,6 +290,10 @@ impl System {
                 ev.count += o.delta;
                 if o.sample {
                     ev.samples += 1;
+                    if ev.throttle_at == Some(ev.samples) {
+                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, true);
+                        ev.active = false;
+                    }
                 }
             }
         }

@@ -618,3 +618,79 @@ fn cpu_dying_disables_snapshot_and_starting_resets_counters() {
     assert_eq!(cpu.cpu_starting(&mut model, true), Ok(()));
     assert_eq!(model.calls()[Fid::SnapshotSetShmem.id()], 0);
 }
+
+#[test]
+fn throttled_event_stays_stopped_until_started() {
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
+    let s = sys.open(hw_attr(0), 1000).unwrap();
+    let c = sys.open(hw_attr(1), 0).unwrap();
+    sys.events[s].throttle_at = Some(2);
+    sys.add(s, 0, true).unwrap();
+    sys.add(c, 0, true).unwrap();
+    sys.tick(0, cycles, Mode::S, 5000);
+    // Throttled at the second sample: no interrupt and no count after it.
+    assert_eq!(sys.events[s].samples, 2);
+    assert_eq!(sys.cpus[0].pmu.stats().overflows, 2);
+    let idx = sys.events[s].hw.counter().unwrap();
+    assert_eq!(sys.cpus[0].pmu.running_ctrs() & (1 << idx), 0);
+    let other = sys.events[c].hw.counter().unwrap();
+    assert_ne!(sys.cpus[0].pmu.running_ctrs() & (1 << other), 0);
+    sys.settle();
+    sys.check_counts();
+    // perf core unthrottles it: a full period later it samples again.
+    sys.start(s);
+    sys.tick(0, cycles, Mode::S, 1000);
+    assert_eq!(sys.events[s].samples, 3);
+    sys.settle();
+    sys.check_counts();
+    sys.check_invariants();
+}
+
+/// The CPU PM notifier's work as the driver does it: stop the running events in one window at the
+/// enter, record their counters, and start exactly those in one window at the exit.
+fn cpu_pm_cycle(sys: &mut System, low_power: impl FnOnce(&mut System)) {
+    sys.disable(0);
+    let mut saved = 0u64;
+    for e in sys.events_on(0) {
+        if sys.events[e].active {
+            sys.stop(e);
+            saved |= 1 << sys.events[e].hw.counter().unwrap();
+        }
+    }
+    sys.enable(0);
+    sys.cpus[0].pmu.set_pm_saved(saved);
+    low_power(sys);
+    let saved = sys.cpus[0].pmu.take_pm_saved();
+    sys.disable(0);
+    for e in sys.events_on(0) {
+        if saved & (1 << sys.events[e].hw.counter().unwrap()) != 0 {
+            sys.start(e);
+        }
+    }
+    sys.enable(0);
+}
+
+#[test]
+fn cpu_pm_stops_and_starts_in_one_call_each_and_keeps_counts() {
+    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let (mut sys, events) = counting_system(cfg, &[hw_attr(0), hw_attr(1), raw_attr(0x10)]);
+    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
+    // One event perf has stopped stays stopped across the cycle.
+    sys.stop(events[2]);
+    sys.tick(0, cycles, Mode::S, 700);
+    let stops = calls_of(&sys, 0, Fid::CounterStop);
+    let starts = calls_of(&sys, 0, Fid::CounterStart);
+    // Cycles in the low-power state are not counted (the events are stopped).
+    cpu_pm_cycle(&mut sys, |sys| sys.tick(0, cycles, Mode::S, 300));
+    assert_eq!(calls_of(&sys, 0, Fid::CounterStop) - stops, 1);
+    assert_eq!(calls_of(&sys, 0, Fid::CounterStart) - starts, 1);
+    assert!(!sys.events[events[2]].active);
+    assert!(sys.events[events[0]].active && sys.events[events[1]].active);
+    sys.tick(0, cycles, Mode::S, 500);
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[events[0]].count, 1200);
+    sys.check_invariants();
+}

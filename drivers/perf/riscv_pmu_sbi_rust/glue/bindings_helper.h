@@ -6,10 +6,12 @@
  * module generates its own, with the kernel's bindgen flags, for an allowlisted set of items.
  */
 
+#include <linux/cpu_pm.h>
 #include <linux/cpuhotplug.h>
 #include <linux/device.h>
 #include <linux/errno.h>
 #include <linux/interrupt.h>
+#include <linux/notifier.h>
 #include <linux/irqdomain.h>
 #include <linux/of.h>
 #include <linux/percpu.h>

@@ -4,7 +4,12 @@
  * the Rust glue needs. They hold no logic of their own.
  */
 
+#include <linux/cpu_pm.h>
 #include <linux/cpuhotplug.h>
+#include <linux/interrupt.h>
+#include <linux/irq.h>
+#include <linux/irqdomain.h>
+#include <linux/sched/clock.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/smp.h>
@@ -17,6 +22,9 @@
 #include <linux/workqueue.h>
 
 #include <asm/cpufeature.h>
+#include <asm/csr.h>
+#include <asm/irq.h>
+#include <asm/irq_regs.h>
 #include <asm/sbi.h>
 
 #include "helpers.h"
@@ -216,4 +224,95 @@ void rpmu_init_work(struct work_struct *work, void (*func)(struct work_struct *w
 bool rpmu_schedule_work(struct work_struct *work)
 {
 	return schedule_work(work);
+}
+
+/* What the per-CPU cookie of the overflow interrupt holds on every CPU. */
+struct rpmu_pmu_irq {
+	bool (*handler)(void *data);
+	void *data;
+};
+
+static irqreturn_t rpmu_pmu_irq_handler(int irq, void *dev)
+{
+	struct rpmu_pmu_irq *pmu_irq = dev;
+	u64 start = sched_clock();
+
+	if (!pmu_irq->handler(pmu_irq->data))
+		return IRQ_NONE;
+	perf_sample_event_took(sched_clock() - start);
+	return IRQ_HANDLED;
+}
+
+int rpmu_pmu_irq_request(unsigned int hwirq, const char *name, bool (*handler)(void *data), void *data,
+			 void __percpu **cookie)
+{
+	struct rpmu_pmu_irq __percpu *pmu_irq;
+	struct irq_domain *domain;
+	unsigned int irq;
+	int cpu, ret;
+
+	domain = irq_find_matching_fwnode(riscv_get_intc_hwnode(), DOMAIN_BUS_ANY);
+	if (!domain)
+		return -ENODEV;
+	irq = irq_create_mapping(domain, hwirq);
+	if (!irq)
+		return -ENODEV;
+	pmu_irq = alloc_percpu(struct rpmu_pmu_irq);
+	if (!pmu_irq) {
+		irq_dispose_mapping(irq);
+		return -ENOMEM;
+	}
+	for_each_possible_cpu(cpu) {
+		per_cpu_ptr(pmu_irq, cpu)->handler = handler;
+		per_cpu_ptr(pmu_irq, cpu)->data = data;
+	}
+	ret = request_percpu_irq(irq, rpmu_pmu_irq_handler, name, pmu_irq);
+	if (ret) {
+		free_percpu(pmu_irq);
+		irq_dispose_mapping(irq);
+		return ret;
+	}
+	*cookie = pmu_irq;
+	return irq;
+}
+
+void rpmu_pmu_irq_free(unsigned int irq, void __percpu *cookie)
+{
+	free_percpu_irq(irq, cookie);
+	irq_dispose_mapping(irq);
+	free_percpu(cookie);
+}
+
+void rpmu_pmu_irq_clear_pending(unsigned int hwirq)
+{
+	csr_clear(CSR_IP, BIT(hwirq));
+}
+
+void rpmu_pmu_irq_enable(unsigned int irq, unsigned int hwirq)
+{
+	rpmu_pmu_irq_clear_pending(hwirq);
+	enable_percpu_irq(irq, IRQ_TYPE_NONE);
+}
+
+void rpmu_pmu_irq_disable(unsigned int irq)
+{
+	disable_percpu_irq(irq);
+}
+
+int rpmu_event_overflow(struct perf_event *event, u64 last_period)
+{
+	struct perf_sample_data data;
+
+	perf_sample_data_init(&data, 0, last_period);
+	return perf_event_overflow(event, &data, get_irq_regs());
+}
+
+int rpmu_cpu_pm_register_notifier(struct notifier_block *nb)
+{
+	return cpu_pm_register_notifier(nb);
+}
+
+void rpmu_cpu_pm_unregister_notifier(struct notifier_block *nb)
+{
+	cpu_pm_unregister_notifier(nb);
 }

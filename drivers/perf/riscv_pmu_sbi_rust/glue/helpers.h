@@ -86,4 +86,31 @@ struct work_struct;
 void rpmu_init_work(struct work_struct *work, void (*func)(struct work_struct *work));
 bool rpmu_schedule_work(struct work_struct *work);
 
+/*
+ * The PMU's counter overflow interrupt: a per-CPU interrupt of the hart-local interrupt controller (hwirq RV_IRQ_PMU
+ * with Sscofpmf). irq_find_matching_fwnode(), irq_create_mapping() and request_percpu_irq() are inline. The
+ * interrupt handler calls handler(data) on the interrupted CPU and reports the time it took to perf core
+ * (perf_sample_event_took()) when it returns true. Returns the Linux interrupt number and the per-CPU cookie to free
+ * it with, or a negative errno.
+ */
+int rpmu_pmu_irq_request(unsigned int hwirq, const char *name, bool (*handler)(void *data), void *data,
+			 void __percpu **cookie);
+void rpmu_pmu_irq_free(unsigned int irq, void __percpu *cookie);
+/* enable_percpu_irq() for this CPU, the pending bit of hwirq cleared first (it may be stale from before). */
+void rpmu_pmu_irq_enable(unsigned int irq, unsigned int hwirq);
+void rpmu_pmu_irq_disable(unsigned int irq);
+/* Clears the pending bit of the interrupt hwirq of this hart in the sip CSR (csr_clear() is a macro). */
+void rpmu_pmu_irq_clear_pending(unsigned int hwirq);
+
+/*
+ * Reports a counter overflow of a sampling event from the overflow interrupt: perf_sample_data_init() and
+ * get_irq_regs() are inline. Returns perf_event_overflow()'s result: nonzero when perf core throttles the event.
+ */
+int rpmu_event_overflow(struct perf_event *event, u64 last_period);
+
+/* CPU PM notifiers; without CONFIG_CPU_PM the registration functions are inline stubs. */
+struct notifier_block;
+int rpmu_cpu_pm_register_notifier(struct notifier_block *nb);
+void rpmu_cpu_pm_unregister_notifier(struct notifier_block *nb);
+
 #endif /* RPMU_HELPERS_H */

@@ -81,8 +81,10 @@ impl core::ops::BitOr for Capabilities {
 /// # Invariants
 ///
 /// The wrapped `struct perf_event` is valid while the reference exists, and the reference exists
-/// only for the duration of a PMU callback of this event. perf core serialises the callbacks of an
-/// event that run on its CPU, so such a callback is the only user of the driver-owned fields (`hw`,
+/// only for the duration of a PMU callback of this event, or of a callback that runs on the CPU the
+/// event holds a counter of with interrupts disabled (the overflow interrupt, CPU PM notifiers; see
+/// [`ActiveEvents`]). perf core serialises the callbacks of an event that run on its CPU, with
+/// interrupts disabled, so such a callback is the only user of the driver-owned fields (`hw`,
 /// `count`) meanwhile, except for `hw.flags` and `hw.idx`: the mmap callbacks (`event_mapped`,
 /// `event_unmapped`, `event_idx`) may read and update them from another CPU at the same time, as in
 /// the C driver, so those two fields are only accessed with single volatile loads and stores
@@ -538,6 +540,7 @@ extern "C" fn ctr_get_width_callback(idx: c_int) -> c_int {
 pub(crate) struct Registration<T: Driver> {
     data: T,
     cpu_data: Arc<PerCpu<T::CpuData>>,
+    events: Arc<PerCpu<EventSlots>>,
     #[pin]
     rvpmu: Opaque<bindings::riscv_pmu>,
 }
@@ -556,10 +559,13 @@ impl<T: Driver> Registration<T> {
     /// under them. `cpu_data` may be shared with code that runs on each CPU with interrupts
     /// disabled, such as CPU hotplug callbacks: perf core calls the PMU callbacks that get the
     /// per-CPU state with interrupts disabled too, so the two never overlap on a CPU.
+    ///
+    /// The callbacks keep `events` up to date: each CPU's table holds the events on its counters.
     pub(crate) fn new<const N: usize>(
         module: &'static ThisModule,
         data: T,
         cpu_data: Arc<PerCpu<T::CpuData>>,
+        events: Arc<PerCpu<EventSlots>>,
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
     ) -> impl PinInit<Self, Error> {
@@ -569,6 +575,7 @@ impl<T: Driver> Registration<T> {
         try_pin_init!(Self {
             data,
             cpu_data,
+            events,
             rvpmu <- Self::register(module, capabilities, attr_groups),
         }? Error)
     }
@@ -713,6 +720,15 @@ impl<T: Driver> Adapter<T> {
                     pmu.add(cpu, event, EventFlags::from_raw(flags))
                 })
             }?;
+            // SAFETY: Guaranteed by the caller.
+            let registration = unsafe { Self::registration(event) };
+            // SAFETY: As in `with_cpu`: this CPU, interrupts disabled, no other callback running.
+            let slots = unsafe { registration.events.this_cpu_mut() };
+            // SAFETY: Guaranteed by the caller; the reference does not leave this function.
+            let idx = unsafe { PerfEvent::from_raw(event) }.hw_idx();
+            if let Some(slot) = idx.and_then(|idx| slots.0.get_mut(idx)) {
+                *slot = event;
+            }
             Ok(0)
         })
     }
@@ -721,6 +737,17 @@ impl<T: Driver> Adapter<T> {
     ///
     /// `event` must be passed by perf core to the `del` callback.
     unsafe extern "C" fn del_callback(event: *mut bindings::perf_event, flags: c_int) {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(event) };
+        // SAFETY: As in `with_cpu`: this CPU, interrupts disabled, no other callback running.
+        let slots = unsafe { registration.events.this_cpu_mut() };
+        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
+        let idx = unsafe { PerfEvent::from_raw(event) }.hw_idx();
+        if let Some(slot) = idx.and_then(|idx| slots.0.get_mut(idx)) {
+            if *slot == event {
+                *slot = core::ptr::null_mut();
+            }
+        }
         // SAFETY: Guaranteed by the caller.
         unsafe {
             Self::with_cpu(event, |pmu, cpu, event| {
@@ -829,5 +856,319 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn read_callback(event: *mut bindings::perf_event) {
         // SAFETY: Guaranteed by the caller.
         unsafe { Self::with_cpu(event, |pmu, cpu, event| pmu.read(cpu, event)) }
+    }
+}
+
+/// The events on the counters of one CPU (`cpu_hw_events::events`), indexed by counter: the PMU
+/// callbacks record an event when `add` gives it a counter and forget it in `del`.
+///
+/// # Invariants
+///
+/// A non-null entry is an event perf core has added to this CPU's PMU and not deleted yet.
+pub(crate) struct EventSlots([*mut bindings::perf_event; MAX_COUNTERS]);
+
+// SAFETY: The table only holds pointers; they are used on the CPU the table belongs to.
+unsafe impl Send for EventSlots {}
+
+impl EventSlots {
+    /// A table without events.
+    pub(crate) const fn new() -> Self {
+        // INVARIANT: No entry is set.
+        Self([core::ptr::null_mut(); MAX_COUNTERS])
+    }
+}
+
+/// The events on this CPU's counters, for code that runs on the CPU with interrupts disabled
+/// outside perf's callbacks (the overflow interrupt, CPU PM notifiers): no `add` or `del` can run
+/// meanwhile, so the events stay on their counters while this view exists.
+pub(crate) struct ActiveEvents<'a> {
+    slots: &'a EventSlots,
+}
+
+impl<'a> ActiveEvents<'a> {
+    /// The event on counter `idx`, if any.
+    pub(crate) fn get(&self, idx: usize) -> Option<&'a PerfEvent> {
+        let ptr = *self.slots.0.get(idx)?;
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: By the type invariant of `EventSlots` the event is added to this CPU's PMU; it
+        // cannot be deleted while this view exists (see `ActiveEvents`), and the reference does not
+        // outlive the view.
+        Some(unsafe { PerfEvent::from_raw(ptr) })
+    }
+
+    /// Calls `f` with each counter that holds an event, and the event, in counter order.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(usize, &'a PerfEvent)) {
+        for idx in 0..MAX_COUNTERS {
+            if let Some(event) = self.get(idx) {
+                f(idx, event);
+            }
+        }
+    }
+}
+
+/// What the counter overflow interrupt handler gets: the events on this CPU's counters, and the
+/// means to report a sample.
+pub(crate) struct Overflow<'a> {
+    /// The events on this CPU's counters.
+    pub(crate) events: ActiveEvents<'a>,
+}
+
+impl Overflow<'_> {
+    /// Reports a counter overflow of a sampling event to perf core (`perf_event_overflow()`), with
+    /// the period the sample stands for. Returns `true` when perf core throttles the event: the
+    /// driver should stop it, perf core starts it again later.
+    pub(crate) fn report(&self, event: &PerfEvent, last_period: u64) -> bool {
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid; this runs in the overflow
+        // interrupt (an `Overflow` exists only there), whose registers `get_irq_regs()` returns.
+        unsafe { bindings::rpmu_event_overflow(event.as_raw(), last_period) != 0 }
+    }
+}
+
+/// The counter overflow interrupt handler of a PMU.
+pub(crate) trait OverflowHandler: Send + Sync + 'static {
+    /// The per-CPU state of the PMU.
+    type CpuData: Send;
+
+    /// Runs on the interrupted CPU, in hard interrupt context, with that CPU's state and events.
+    /// Returns whether the interrupt was the PMU's (`IRQ_HANDLED`).
+    fn overflow(&self, cpu: &mut Self::CpuData, ovf: &Overflow<'_>) -> bool;
+}
+
+/// The number of a requested per-CPU interrupt, for enabling it on each CPU.
+#[derive(Clone, Copy)]
+pub(crate) struct PercpuIrq {
+    irq: u32,
+    hwirq: u32,
+}
+
+impl PercpuIrq {
+    /// Enables the interrupt on this CPU, its stale pending state cleared first.
+    pub(crate) fn enable_here(self) {
+        // SAFETY: FFI call; `irq` is a per-CPU interrupt requested by an `OverflowIrq`, and a
+        // `PercpuIrq` is only used while it lives (the hotplug callbacks that use it go first).
+        unsafe { bindings::rpmu_pmu_irq_enable(self.irq, self.hwirq) };
+    }
+
+    /// Disables the interrupt on this CPU.
+    pub(crate) fn disable_here(self) {
+        // SAFETY: As in `enable_here`.
+        unsafe { bindings::rpmu_pmu_irq_disable(self.irq) };
+    }
+}
+
+/// Where the overflow interrupt finds its handler and state.
+struct OverflowIrqData<H: OverflowHandler> {
+    handler: H,
+    cpu_data: Arc<PerCpu<H::CpuData>>,
+    events: Arc<PerCpu<EventSlots>>,
+}
+
+/// The RISC-V counter overflow interrupt (`RV_IRQ_PMU`, Sscofpmf's local counter overflow
+/// interrupt), requested as a per-CPU interrupt; freed on drop.
+///
+/// # Invariants
+///
+/// `irq` is requested with `cookie`, whose per-CPU copies point to `*_data`, until drop.
+pub(crate) struct OverflowIrq<H: OverflowHandler> {
+    /// Only the interrupt handler uses it, through the pointer the interrupt was requested with.
+    _data: KBox<OverflowIrqData<H>>,
+    irq: PercpuIrq,
+    cookie: *mut c_void,
+}
+
+// SAFETY: The cookie is only passed back to the kernel on drop; the data is `Send`.
+unsafe impl<H: OverflowHandler> Send for OverflowIrq<H> {}
+
+// SAFETY: Shared references give access to nothing but the interrupt number.
+unsafe impl<H: OverflowHandler> Sync for OverflowIrq<H> {}
+
+impl<H: OverflowHandler> OverflowIrq<H> {
+    /// Requests the overflow interrupt, disabled on every CPU until [`PercpuIrq::enable_here`].
+    /// `cpu_data` and `events` are the state of the PMU whose counters it serves.
+    pub(crate) fn request(
+        name: &'static CStr,
+        handler: H,
+        cpu_data: Arc<PerCpu<H::CpuData>>,
+        events: Arc<PerCpu<EventSlots>>,
+    ) -> Result<Self> {
+        let data = KBox::new(
+            OverflowIrqData {
+                handler,
+                cpu_data,
+                events,
+            },
+            GFP_KERNEL,
+        )?;
+        let ptr: *const OverflowIrqData<H> = &*data;
+        let hwirq = bindings::IRQ_PMU_OVF;
+        let mut cookie = core::ptr::null_mut();
+        // SAFETY: The name is a static string; `ptr` points to the boxed data, which stays at its
+        // address and outlives the interrupt (it is freed on drop, after the interrupt).
+        let irq = unsafe {
+            bindings::rpmu_pmu_irq_request(
+                hwirq,
+                name.as_char_ptr(),
+                Some(Self::handler_callback),
+                ptr.cast_mut().cast::<c_void>(),
+                &mut cookie,
+            )
+        };
+        to_result(irq)?;
+        // INVARIANT: The interrupt was requested with `cookie` pointing to the data.
+        Ok(Self {
+            _data: data,
+            // CAST: A non-negative return value is the interrupt number.
+            irq: PercpuIrq {
+                irq: irq as u32,
+                hwirq,
+            },
+            cookie,
+        })
+    }
+
+    /// The interrupt, for enabling and disabling it on each CPU.
+    pub(crate) fn irq(&self) -> PercpuIrq {
+        self.irq
+    }
+
+    /// # Safety
+    ///
+    /// `data` must be the data pointer an `OverflowIrq<H>` requested the interrupt with, and the
+    /// call must be the interrupt's handler, on the interrupted CPU.
+    unsafe extern "C" fn handler_callback(data: *mut c_void) -> bool {
+        // SAFETY: Guaranteed by the caller: the data lives until the interrupt is freed.
+        let data = unsafe { &*data.cast_const().cast::<OverflowIrqData<H>>() };
+        // SAFETY: A hard interrupt handler runs on this CPU with interrupts disabled, and every other
+        // user of this CPU's state (perf callbacks, hotplug and CPU PM callbacks) runs with
+        // interrupts disabled too, so none runs now.
+        let cpu = unsafe { data.cpu_data.this_cpu_mut() };
+        // SAFETY: As above.
+        let slots = unsafe { data.events.this_cpu_mut() };
+        let ovf = Overflow {
+            events: ActiveEvents { slots },
+        };
+        data.handler.overflow(cpu, &ovf)
+    }
+}
+
+impl<H: OverflowHandler> Drop for OverflowIrq<H> {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant the interrupt is requested with this cookie. Freeing it waits
+        // for a running handler, so `data` outlives every use.
+        unsafe { bindings::rpmu_pmu_irq_free(self.irq.irq, self.cookie) };
+    }
+}
+
+/// What a PMU does when a CPU enters and leaves a low-power state (CPU PM notifiers).
+pub(crate) trait CpuPmNotify: Send + Sync + 'static {
+    /// The per-CPU state of the PMU.
+    type CpuData: Send;
+
+    /// The CPU is about to enter a low-power state in which its counters may lose their state
+    /// (`CPU_PM_ENTER`). Runs on that CPU with interrupts disabled.
+    fn enter(&self, cpu: &mut Self::CpuData, events: &ActiveEvents<'_>);
+
+    /// The CPU is back (`CPU_PM_EXIT`), or did not go (`CPU_PM_ENTER_FAILED`).
+    fn exit(&self, cpu: &mut Self::CpuData, events: &ActiveEvents<'_>);
+}
+
+/// A registered CPU PM notifier of a PMU: its calls reach `T` with the state of the CPU that
+/// enters or leaves a low-power state; unregistered on drop.
+///
+/// # Invariants
+///
+/// `nb` is registered with `cpu_pm_register_notifier()` from the end of initialisation until
+/// drop, with [`CpuPmRegistration::notifier_callback`] as its function.
+#[pin_data(PinnedDrop)]
+pub(crate) struct CpuPmRegistration<T: CpuPmNotify> {
+    notify: T,
+    cpu_data: Arc<PerCpu<T::CpuData>>,
+    events: Arc<PerCpu<EventSlots>>,
+    #[pin]
+    nb: Opaque<bindings::notifier_block>,
+}
+
+// SAFETY: Only shared references reach the registration; `T` is `Sync` and per-CPU data is only
+// used on its own CPU.
+unsafe impl<T: CpuPmNotify> Sync for CpuPmRegistration<T> {}
+
+// SAFETY: Nothing in the registration is tied to the thread that created it.
+unsafe impl<T: CpuPmNotify> Send for CpuPmRegistration<T> {}
+
+impl<T: CpuPmNotify> CpuPmRegistration<T> {
+    /// Registers `notify` for the CPU PM events of every CPU, with the PMU state of `cpu_data`
+    /// and `events`.
+    pub(crate) fn new(
+        notify: T,
+        cpu_data: Arc<PerCpu<T::CpuData>>,
+        events: Arc<PerCpu<EventSlots>>,
+    ) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            notify,
+            cpu_data,
+            events,
+            nb <- Self::register(),
+        }? Error)
+    }
+
+    fn register() -> impl PinInit<Opaque<bindings::notifier_block>, Error> {
+        let init = move |slot: *mut Opaque<bindings::notifier_block>| {
+            let nb = Opaque::raw_get(slot);
+            let value = bindings::notifier_block {
+                notifier_call: Some(Self::notifier_callback),
+                ..Default::default()
+            };
+            // SAFETY: `slot` is valid for writes and pinned: the registration does not move.
+            unsafe { nb.write(value) };
+            // SAFETY: `nb` is initialised and stays at this address until `drop` unregisters it.
+            // The other fields are initialised before this one, so the callback finds them.
+            to_result(unsafe { bindings::rpmu_cpu_pm_register_notifier(nb) })
+        };
+        // SAFETY: On success the closure has initialised the slot; on failure nothing was
+        // registered and the slot holds nothing that needs dropping.
+        unsafe { pin_init_from_closure(init) }
+    }
+
+    /// # Safety
+    ///
+    /// `nb` must be the notifier block of a `CpuPmRegistration<T>`, and the call a CPU PM
+    /// notification, which runs on the CPU concerned with interrupts disabled.
+    unsafe extern "C" fn notifier_callback(
+        nb: *mut bindings::notifier_block,
+        action: c_ulong,
+        _data: *mut c_void,
+    ) -> c_int {
+        // CAST: `Opaque<notifier_block>` is `repr(transparent)` over `notifier_block`.
+        let nb = nb.cast::<Opaque<bindings::notifier_block>>();
+        // SAFETY: Guaranteed by the caller: `nb` is the `nb` field of a registration.
+        let registration = unsafe { kernel::container_of!(nb, Self, nb) };
+        // SAFETY: The registration outlives its notifications (see `PinnedDrop`).
+        let registration = unsafe { &*registration };
+        // SAFETY: CPU PM notifications run on their CPU with interrupts disabled, as every other
+        // user of this CPU's state does, so none runs now.
+        let cpu = unsafe { registration.cpu_data.this_cpu_mut() };
+        // SAFETY: As above.
+        let slots = unsafe { registration.events.this_cpu_mut() };
+        let events = ActiveEvents { slots };
+        match bindings::cpu_pm_event::try_from(action) {
+            Ok(bindings::cpu_pm_event_CPU_PM_ENTER) => registration.notify.enter(cpu, &events),
+            Ok(bindings::cpu_pm_event_CPU_PM_EXIT | bindings::cpu_pm_event_CPU_PM_ENTER_FAILED) => {
+                registration.notify.exit(cpu, &events)
+            }
+            _ => {}
+        }
+        // CAST: NOTIFY_OK is 1.
+        bindings::NOTIFY_OK as c_int
+    }
+}
+
+#[pinned_drop]
+impl<T: CpuPmNotify> PinnedDrop for CpuPmRegistration<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: By the type invariant the notifier is registered. Unregistering waits for running
+        // notifications (the chain is RCU-protected), so the fields outlive every use.
+        unsafe { bindings::rpmu_cpu_pm_unregister_notifier(self.nb.get()) };
     }
 }

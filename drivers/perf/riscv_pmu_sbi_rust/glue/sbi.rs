@@ -67,6 +67,13 @@ pub(crate) fn scounteren_clear(bits: usize) {
     unsafe { asm!("csrc scounteren, {0}", in(reg) bits, options(nomem, nostack)) };
 }
 
+/// Clears this hart's pending counter overflow interrupt (the local counter overflow bit of `sip`).
+pub(crate) fn clear_overflow_pending() {
+    // SAFETY: FFI call; clearing this hart's pending bit only drops the interrupt request, which the
+    // overflow handler has read the overflow state of.
+    unsafe { bindings::rpmu_pmu_irq_clear_pending(bindings::IRQ_PMU_OVF) };
+}
+
 /// One SBI PMU call: `ecall` with a7 = [`EXT_PMU`], a6 = `fid` and the arguments in a0 to a5.
 ///
 /// # Safety
@@ -97,7 +104,8 @@ unsafe fn pmu_ecall(fid: Fid, args: [usize; 6]) -> SbiRet {
     SbiRet { error, value }
 }
 
-/// Reads the counter CSR `csr` (`cycle`, `time`, `instret` or `hpmcounter3`..`hpmcounter31`).
+/// Reads the counter CSR `csr` (`cycle`, `time`, `instret` or `hpmcounter3`..`hpmcounter31`), or
+/// Sscofpmf's overflow bits (`scountovf`).
 ///
 /// Returns 0 for any other CSR number, like `riscv_pmu_ctr_read_csr()`.
 fn read_counter_csr(csr: u16) -> u64 {
@@ -108,8 +116,9 @@ fn read_counter_csr(csr: u16) -> u64 {
                 $(
                     $num => {
                         let value: usize;
-                        // SAFETY: Reading a counter CSR has no side effect; the firmware enables
-                        // supervisor access to all counters (`mcounteren`).
+                        // SAFETY: Reading a counter CSR or `scountovf` has no side effect; the
+                        // firmware enables supervisor access to all counters (`mcounteren`), and
+                        // `scountovf` is only read by the overflow handler, with Sscofpmf.
                         unsafe {
                             asm!(concat!("csrr {0}, ", $num), out(reg) value,
                                  options(nomem, nostack))
@@ -123,7 +132,8 @@ fn read_counter_csr(csr: u16) -> u64 {
     }
     csrr_match!(csr;
         0xc00 0xc01 0xc02 0xc03 0xc04 0xc05 0xc06 0xc07 0xc08 0xc09 0xc0a 0xc0b 0xc0c 0xc0d 0xc0e 0xc0f
-        0xc10 0xc11 0xc12 0xc13 0xc14 0xc15 0xc16 0xc17 0xc18 0xc19 0xc1a 0xc1b 0xc1c 0xc1d 0xc1e 0xc1f)
+        0xc10 0xc11 0xc12 0xc13 0xc14 0xc15 0xc16 0xc17 0xc18 0xc19 0xc1a 0xc1b 0xc1c 0xc1d 0xc1e 0xc1f
+        0xda0)
 }
 
 /// The SBI PMU extension of the hart the code runs on, reached with `ecall`.

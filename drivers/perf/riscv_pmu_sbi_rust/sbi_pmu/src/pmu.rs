@@ -152,6 +152,8 @@ pub struct CpuHwEvents {
     ovf_pending: u64,
     /// Whether the overflow handler runs (between `overflow_begin` and `overflow_end`).
     in_overflow: bool,
+    /// Counters whose events a CPU PM enter stopped, to start again at the exit.
+    pm_saved: u64,
     init_val: [u64; RISCV_MAX_COUNTERS],
     mapped: [Option<SlotConfig>; RISCV_MAX_COUNTERS],
     stats: PmuStats,
@@ -186,6 +188,7 @@ impl CpuHwEvents {
             held: [0; RISCV_MAX_COUNTERS],
             ovf_pending: 0,
             in_overflow: false,
+            pm_saved: 0,
             init_val: [0; RISCV_MAX_COUNTERS],
             mapped: [None; RISCV_MAX_COUNTERS],
             stats: PmuStats::default(),
@@ -297,6 +300,17 @@ impl CpuHwEvents {
         self.snapshot = false;
         self.count(Fid::SnapshotSetShmem);
         fw.snapshot_set_shmem(SBI_SHMEM_DISABLE, SBI_SHMEM_DISABLE, 0)
+    }
+
+    /// Records the counters whose events a CPU PM enter stopped (the C driver's notifier restarts
+    /// every event at the exit, also those perf had stopped; only these are restarted).
+    pub fn set_pm_saved(&mut self, ctrs: u64) {
+        self.pm_saved = ctrs;
+    }
+
+    /// The counters [`CpuHwEvents::set_pm_saved`] recorded, forgotten now.
+    pub fn take_pm_saved(&mut self) -> u64 {
+        core::mem::take(&mut self.pm_saved)
     }
 
     /// `pmu->pmu_disable`: from now until the matching [`CpuHwEvents::pmu_enable`], operations are
