@@ -31,9 +31,6 @@ else
   read -r n bad < <(samples $PERIOD)
   count=$(env -i PATH=/usr/bin perf stat -x, -e instructions:u -- "$W" 1000000 2>&1 >/dev/null | awk -F, '$3 == "instructions:u" { print $1 }')
   echo "# $n samples of period $PERIOD ($bad with another period); instructions:u counted alone: $count"
-  if [ "${RPMU_ICOUNT:-0}" = 1 ]; then
-    echo "value sample_fixed_period_samples $n"
-  fi
   want=$(( ${count:-0} / PERIOD ))
   if [ "$n" -eq 0 ] || [ "$bad" -ne 0 ]; then
     echo "not ok sample_fixed_period $n samples, $bad of them with a period other than $PERIOD"
