@@ -695,6 +695,31 @@ impl<T: Driver> Adapter<T> {
         f(&registration.data, cpu, event)
     }
 
+    /// [`Self::with_cpu`], with this CPU's table of the events on its counters too (for `add` and
+    /// `del`, which keep it).
+    ///
+    /// # Safety
+    ///
+    /// `event` must be the argument of a running `add` or `del` callback of a [`Registration<T>`].
+    unsafe fn with_cpu_slots<R>(
+        event: *mut bindings::perf_event,
+        f: impl FnOnce(&T, &mut T::CpuData, &mut EventSlots, &PerfEvent) -> R,
+    ) -> R {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(event) };
+        // SAFETY: As in `with_cpu`: on the event's CPU, interrupts disabled, no other callback of
+        // this PMU running there.
+        let (cpu, slots) = unsafe {
+            (
+                registration.cpu_data.this_cpu_mut(),
+                registration.events.this_cpu_mut(),
+            )
+        };
+        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
+        let ev = unsafe { PerfEvent::from_raw(event) };
+        f(&registration.data, cpu, slots, ev)
+    }
+
     /// # Safety
     ///
     /// `event` must be passed by perf core to the `event_init` callback.
@@ -716,19 +741,12 @@ impl<T: Driver> Adapter<T> {
         from_result(|| {
             // SAFETY: Guaranteed by the caller.
             unsafe {
-                Self::with_cpu(event, |pmu, cpu, event| {
-                    pmu.add(cpu, event, EventFlags::from_raw(flags))
+                Self::with_cpu_slots(event, |pmu, cpu, slots, ev| {
+                    pmu.add(cpu, ev, EventFlags::from_raw(flags))?;
+                    slots.set(ev.hw_idx(), event);
+                    Ok::<(), Error>(())
                 })
             }?;
-            // SAFETY: Guaranteed by the caller.
-            let registration = unsafe { Self::registration(event) };
-            // SAFETY: As in `with_cpu`: this CPU, interrupts disabled, no other callback running.
-            let slots = unsafe { registration.events.this_cpu_mut() };
-            // SAFETY: Guaranteed by the caller; the reference does not leave this function.
-            let idx = unsafe { PerfEvent::from_raw(event) }.hw_idx();
-            if let Some(slot) = idx.and_then(|idx| slots.0.get_mut(idx)) {
-                *slot = event;
-            }
             Ok(0)
         })
     }
@@ -738,20 +756,10 @@ impl<T: Driver> Adapter<T> {
     /// `event` must be passed by perf core to the `del` callback.
     unsafe extern "C" fn del_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(event) };
-        // SAFETY: As in `with_cpu`: this CPU, interrupts disabled, no other callback running.
-        let slots = unsafe { registration.events.this_cpu_mut() };
-        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
-        let idx = unsafe { PerfEvent::from_raw(event) }.hw_idx();
-        if let Some(slot) = idx.and_then(|idx| slots.0.get_mut(idx)) {
-            if *slot == event {
-                *slot = core::ptr::null_mut();
-            }
-        }
-        // SAFETY: Guaranteed by the caller.
         unsafe {
-            Self::with_cpu(event, |pmu, cpu, event| {
-                pmu.del(cpu, event, EventFlags::from_raw(flags))
+            Self::with_cpu_slots(event, |pmu, cpu, slots, ev| {
+                slots.clear(ev.hw_idx(), event);
+                pmu.del(cpu, ev, EventFlags::from_raw(flags))
             })
         }
     }
@@ -875,6 +883,23 @@ impl EventSlots {
     pub(crate) const fn new() -> Self {
         // INVARIANT: No entry is set.
         Self([core::ptr::null_mut(); MAX_COUNTERS])
+    }
+
+    /// Records `event` on counter `idx`; `add` calls it once the event has the counter.
+    fn set(&mut self, idx: Option<usize>, event: *mut bindings::perf_event) {
+        // INVARIANT: `add` succeeded, so perf core has added the event to this CPU's PMU.
+        if let Some(slot) = idx.and_then(|idx| self.0.get_mut(idx)) {
+            *slot = event;
+        }
+    }
+
+    /// Forgets `event` on counter `idx`; `del` calls it before the event leaves the counter.
+    fn clear(&mut self, idx: Option<usize>, event: *mut bindings::perf_event) {
+        if let Some(slot) = idx.and_then(|idx| self.0.get_mut(idx)) {
+            if *slot == event {
+                *slot = core::ptr::null_mut();
+            }
+        }
     }
 }
 
