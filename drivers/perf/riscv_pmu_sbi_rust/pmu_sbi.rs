@@ -8,8 +8,8 @@
 //!
 //! The logic lives in the `sbi_pmu` crate: the event mapping (`sbi_pmu::events`), the counter table
 //! (`sbi_pmu::counters`) and the per-CPU core (`sbi_pmu::pmu::CpuHwEvents`), which batches the SBI
-//! calls of a context switch. The callbacks here copy the event's `hw_perf_event` into the crate's
-//! plain copy, run the operation with this CPU's SBI calls, and copy the result back.
+//! calls of a context switch. The callbacks here run the core's operations on the event's
+//! `hw_perf_event` in place, with the CPU's state ([`CpuState`]) borrowed for the callback.
 //!
 //! Every event kind the C driver counts is counted: hardware, cache, raw and firmware events, with
 //! the C driver's errno for requests it refuses. With Sscofpmf, hardware counters sample through the
@@ -20,31 +20,36 @@
 //! the default: the counter of an event it has mmap'd, while the event runs; 2, legacy: `cycle`
 //! and `instret` always), through the `scounteren` bits of each CPU.
 
+#![deny(unsafe_code)]
+
 use crate::glue::{
+    arch::{self, SbiRet},
+    cpu_pm::CpuPmNotify,
     cpuhp::CpuStarting,
     debugfs::{SeqFile, Show},
     deferred::{Deferred, Job},
-    percpu::{self, PerCpu},
-    perf::{
-        self, ActiveEvents, Capabilities, CpuPmNotify, EventFlags, Mm, Overflow, OverflowHandler,
-        PercpuIrq, PerfEvent,
-    },
+    irq::{IrqContext, PercpuHandler, PercpuIrq},
+    percpu::{self, LocalCpu},
+    perf::{self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, Mm, PerfEvent},
     platform,
-    sbi::{self, EcallFirmware},
     sysctl::IntSysctl,
     sysfs::{AttributeGroup, AttributeGroups, Attributes, FormatAttr},
 };
 use core::sync::atomic::{AtomicI32, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 use sbi_pmu::{
-    abi::{SbiVersion, EXT_PMU, RISCV_MAX_COUNTERS},
+    abi::{EventIdx, Fid, SbiVersion, EXT_PMU, RISCV_MAX_COUNTERS},
     counters::{
-        group_fits, scounteren_base, user_read_allowed, EventFlags as HwFlags, HesState,
-        HwPerfEvent, PmuInfo,
+        group_fits, scounteren_base, user_read_allowed, EventFlags as HwFlags, HesState, HwEvent,
+        PmuInfo,
     },
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
+    firmware::SbiEcall,
     pmu::{CpuHwEvents, PmuStats, Strategy},
 };
+
+/// The local counter overflow interrupt of Sscofpmf (`RV_IRQ_PMU`, bit 13 of `sip`).
+pub(crate) const RV_IRQ_PMU: u32 = 13;
 
 /// The platform devices of the C drivers that register the `cpu` PMU.
 const C_DRIVER_DEVICES: [&CStr; 2] = [c_str!("riscv-pmu-sbi"), c_str!("riscv-pmu-legacy")];
@@ -74,7 +79,7 @@ impl IntSysctl for PerfUserAccess {
     /// counter's bit when they next start.
     fn changed(_old: i32, _new: i32) {
         let base = scounteren_base(user_access());
-        percpu::on_each_cpu(&|| sbi::write_scounteren(base));
+        percpu::on_each_cpu(&|| arch::scounteren_write(base));
     }
 }
 
@@ -135,8 +140,8 @@ pub(crate) fn pmu_sbi_check_c_driver() -> Result {
 impl RiscvPmu {
     /// Finds the SBI PMU and its counters (`pmu_sbi_devinit()` and `pmu_sbi_device_probe()`), and
     /// which standard events they can count (`pmu_sbi_check_std_events()`).
-    pub(crate) fn probe(fw: &mut EcallFirmware) -> Result<Self> {
-        let version = sbi::spec_version();
+    pub(crate) fn probe() -> Result<Self> {
+        let version = SbiVersion::from_raw(arch::sbi_spec_version());
         if !version.at_least(SbiVersion::V0_3) {
             pr_err!(
                 "SBI specification {}.{} has no PMU extension (0.3 or later needed)\n",
@@ -145,13 +150,13 @@ impl RiscvPmu {
             );
             return Err(ENODEV);
         }
-        if !sbi::probe_extension(EXT_PMU) {
+        if !arch::sbi_probe_extension(EXT_PMU) {
             pr_err!("the SBI implementation has no PMU extension\n");
             return Err(ENODEV);
         }
         pr_info!("SBI PMU extension is available\n");
 
-        let info = PmuInfo::probe(fw, version).map_err(|_| {
+        let info = PmuInfo::probe(&mut SbiFirmware, version).map_err(|_| {
             pr_err!("SBI PMU extension doesn't provide any counters\n");
             ENODEV
         })?;
@@ -165,7 +170,7 @@ impl RiscvPmu {
             info.num_hw_counters()
         );
 
-        let sscofpmf = sbi::has_sscofpmf();
+        let sscofpmf = arch::has_sscofpmf();
         if !sscofpmf {
             pr_info!(
                 "Perf sampling/filtering is not supported as sscof extension is not available\n"
@@ -206,14 +211,9 @@ impl RiscvPmu {
         self.sscofpmf
     }
 
-    /// The handler of the counter overflow interrupt.
-    pub(crate) fn overflow_handler(&self) -> PmuSbiOverflow {
-        PmuSbiOverflow { info: self.info }
-    }
-
-    /// The CPU PM notifier.
-    pub(crate) fn cpu_pm_notifier(&self) -> PmuSbiCpuPm {
-        PmuSbiCpuPm { info: self.info }
+    /// The counters and the SBI version.
+    pub(crate) fn info(&self) -> &PmuInfo {
+        &self.info
     }
 
     /// Records whether the counter overflow interrupt could be set up (`pmu_sbi_setup_irqs()`).
@@ -245,9 +245,12 @@ impl RiscvPmu {
         }
     }
 
-    /// The per-CPU state every CPU starts with.
-    pub(crate) fn new_cpu_hw_events(&self) -> CpuHwEvents {
-        CpuHwEvents::new(&self.info, Strategy::Batched)
+    /// The state every CPU starts with.
+    pub(crate) fn new_cpu_state(&self) -> CpuState {
+        CpuState {
+            core: CpuHwEvents::new(&self.info, Strategy::Batched),
+            fw: SbiFirmware,
+        }
     }
 }
 
@@ -262,7 +265,138 @@ impl Job for StdEventsCheck {
     fn run(&self) -> StdEvents {
         // The check configures and releases counters of the hart it runs on, so it stays on one
         // hart. No event exists meanwhile: event_init waits for the check.
-        sbi::on_this_cpu(|| self.info.check_std_events(&mut EcallFirmware))
+        percpu::with_preemption_disabled(|| self.info.check_std_events(&mut SbiFirmware))
+    }
+}
+
+/// The SBI PMU extension of the calling hart: the counter backend of [`CpuState`].
+///
+/// Each call is one `ecall` (a7 = PMU extension, a6 = function ID); counter reads are `csrr`
+/// instructions. It has no shared memory yet, so the core never passes firmware an address.
+pub(crate) struct SbiFirmware;
+
+impl SbiEcall for SbiFirmware {
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> sbi_pmu::firmware::SbiRet {
+        let SbiRet { error, value } = arch::sbi_ecall(EXT_PMU, fid.id(), args);
+        sbi_pmu::firmware::SbiRet { error, value }
+    }
+
+    fn read_csr(&mut self, csr: u16) -> u64 {
+        arch::read_counter_csr(csr)
+    }
+}
+
+/// One CPU's driver state (the C driver's `struct cpu_hw_events`): the counter core and its
+/// backend. The events on each counter are kept with it by the perf glue ([`CpuStates::event`]).
+pub(crate) struct CpuState {
+    core: CpuHwEvents,
+    fw: SbiFirmware,
+}
+
+impl CpuState {
+    /// The SBI call statistics of this CPU.
+    pub(crate) fn stats(&self) -> PmuStats {
+        *self.core.stats()
+    }
+}
+
+/// The event's `hw_perf_event`, as the core reads and writes it: in place.
+impl HwEvent for HwPerfEvent<'_> {
+    fn idx(&self) -> i32 {
+        HwPerfEvent::idx(self)
+    }
+    fn set_idx(&mut self, idx: i32) {
+        HwPerfEvent::set_idx(self, idx)
+    }
+    fn event_base(&self) -> u32 {
+        // An `event_idx` has 20 bits; anything else is not one.
+        u32::try_from(HwPerfEvent::event_base(self)).unwrap_or(u32::MAX)
+    }
+    fn set_event_base(&mut self, event_base: u32) {
+        HwPerfEvent::set_event_base(self, event_base as usize)
+    }
+    fn config(&self) -> u64 {
+        HwPerfEvent::config(self)
+    }
+    fn set_config(&mut self, config: u64) {
+        HwPerfEvent::set_config(self, config)
+    }
+    fn config_base(&self) -> usize {
+        HwPerfEvent::config_base(self)
+    }
+    fn set_config_base(&mut self, config_base: usize) {
+        HwPerfEvent::set_config_base(self, config_base)
+    }
+    fn flags(&self) -> HwFlags {
+        HwFlags::from_bits_retain(HwPerfEvent::flags(self))
+    }
+    fn set_flags(&mut self, flags: HwFlags) {
+        HwPerfEvent::set_flags(self, flags.bits())
+    }
+    fn state(&self) -> HesState {
+        HesState::from_bits_retain(HwPerfEvent::state(self))
+    }
+    fn set_state(&mut self, state: HesState) {
+        HwPerfEvent::set_state(self, state.bits())
+    }
+    fn prev_count(&self) -> u64 {
+        HwPerfEvent::prev_count(self)
+    }
+    fn set_prev_count(&mut self, prev_count: u64) {
+        HwPerfEvent::set_prev_count(self, prev_count)
+    }
+    fn period_left(&self) -> i64 {
+        HwPerfEvent::period_left(self)
+    }
+    fn set_period_left(&mut self, period_left: i64) {
+        HwPerfEvent::set_period_left(self, period_left)
+    }
+    fn sample_period(&self) -> u64 {
+        HwPerfEvent::sample_period(self)
+    }
+    fn set_sample_period(&mut self, sample_period: u64) {
+        HwPerfEvent::set_sample_period(self, sample_period)
+    }
+    fn last_period(&self) -> u64 {
+        HwPerfEvent::last_period(self)
+    }
+    fn set_last_period(&mut self, last_period: u64) {
+        HwPerfEvent::set_last_period(self, last_period)
+    }
+    fn owner(&self) -> u64 {
+        self.id()
+    }
+}
+
+/// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
+fn start_event(info: &PmuInfo, cpu: &mut CpuState, event: &PerfEvent, reload: bool) {
+    let mut hw = event.hw();
+    cpu.core.start(&mut cpu.fw, &mut hw, reload);
+    // User space may read the counter of an mmap'd event while it runs. The start itself may wait
+    // for pmu_enable; the counter holds its start value until then, which is what the mmap page
+    // says it holds.
+    if let Some(bit) = info.user_read_bit(&hw) {
+        arch::scounteren_set(bit);
+    }
+    event.update_userpage();
+}
+
+/// `riscv_pmu_stop()`: user space loses the right to read the counter, which then stops; the
+/// event is brought up to date (always, as in the C driver).
+fn stop_event(info: &PmuInfo, cpu: &mut CpuState, event: &PerfEvent, update: bool) {
+    let mut hw = event.hw();
+    // The counter may stay mapped to this event while another task runs: user space loses the
+    // right to read it first.
+    if let Some(bit) = info.user_read_bit(&hw) {
+        arch::scounteren_clear(bit);
+    }
+    add_count(event, cpu.core.stop(&mut cpu.fw, &mut hw, update));
+}
+
+/// `riscv_pmu_event_update()`'s `local64_add()`.
+fn add_count(event: &PerfEvent, delta: u64) {
+    if delta != 0 {
+        event.add_count(delta);
     }
 }
 
@@ -281,140 +415,37 @@ fn event_attr(event: &PerfEvent) -> EventAttr {
     }
 }
 
-/// The counter and flags of an event, which is all the user-access decisions need: the mmap
-/// callbacks and `event_idx` run outside the counting path and need not copy the whole state.
-fn hw_access(event: &PerfEvent) -> HwPerfEvent {
-    HwPerfEvent {
-        idx: event
-            .hw_idx()
-            .and_then(|idx| i32::try_from(idx).ok())
-            .unwrap_or(-1),
-        flags: HwFlags::from_bits_retain(event.hw_flags()),
-        ..HwPerfEvent::default()
-    }
-}
-
-/// Copies the event's `hw_perf_event` into the crate's plain copy.
-///
-/// The counter mask allowed for the event is kept in a 64-bit word of `hw_perf_event` that RISC-V
-/// does not use otherwise.
-fn hw_load(event: &PerfEvent) -> HwPerfEvent {
-    HwPerfEvent {
-        idx: event
-            .hw_idx()
-            .and_then(|idx| i32::try_from(idx).ok())
-            .unwrap_or(-1),
-        // CAST: `event_base` holds an `event_idx`, which has 20 bits.
-        event_base: event.hw_event_base() as u32,
-        config: event.hw_config(),
-        config_base: event.hw_config_base(),
-        cmask: event.hw_driver_word(),
-        flags: HwFlags::from_bits_retain(event.hw_flags()),
-        state: HesState::from_bits_retain(event.hw_state_bits()),
-        prev_count: event.prev_count(),
-        period_left: event.period_left(),
-        sample_period: event.sample_period(),
-        last_period: event.last_period(),
-        owner: event.id(),
-    }
-}
-
-/// Copies the crate's plain copy back into the event's `hw_perf_event`.
-///
-/// The flags and the counter mask are not copied back: only event_init sets the mask, which the
-/// event_init of another member of the group may read meanwhile, and only event_init and the mmap
-/// callbacks set the flags (the latter from any CPU), so writing back a copy could undo a
-/// concurrent mmap's change.
-fn hw_store(event: &PerfEvent, hw: &HwPerfEvent) {
-    event.set_hw_idx(usize::try_from(hw.idx).ok());
-    event.set_hw_event_base(hw.event_base as usize);
-    event.set_hw_config(hw.config);
-    event.set_hw_config_base(hw.config_base);
-    event.set_hw_state_bits(hw.state.bits());
-    event.set_prev_count(hw.prev_count);
-    event.set_period_left(hw.period_left);
-    event.set_sample_period(hw.sample_period);
-    event.set_last_period(hw.last_period);
-}
-
-/// Runs a counting operation of the per-CPU core on the event, adds the count it returns to the
-/// event (`riscv_pmu_event_update()`'s `local64_add()`), and publishes the event's state to its
-/// user page.
-fn with_hw(
-    cpuc: &mut CpuHwEvents,
-    event: &PerfEvent,
-    op: impl FnOnce(&mut CpuHwEvents, &mut EcallFirmware, &mut HwPerfEvent) -> u64,
-) {
-    let mut hw = hw_load(event);
-    let delta = op(cpuc, &mut EcallFirmware, &mut hw);
-    hw_store(event, &hw);
-    if delta != 0 {
-        event.add_count(delta);
-    }
-}
-
-/// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
-fn start_event(info: &PmuInfo, cpuc: &mut CpuHwEvents, event: &PerfEvent, reload: bool) {
-    with_hw(cpuc, event, |cpuc, fw, hw| {
-        cpuc.start(fw, hw, reload);
-        // User space may read the counter of an mmap'd event while it runs. The start itself may
-        // wait for pmu_enable; the counter holds its start value until then, which is what the
-        // mmap page says it holds.
-        if let Some(bit) = info.user_read_bit(hw) {
-            sbi::scounteren_set(bit);
-        }
-        0
-    });
-    event.update_userpage();
-}
-
-/// `riscv_pmu_stop()`: user space loses the right to read the counter, which then stops; the
-/// event is brought up to date (always, as in the C driver).
-fn stop_event(info: &PmuInfo, cpuc: &mut CpuHwEvents, event: &PerfEvent, update: bool) {
-    with_hw(cpuc, event, |cpuc, fw, hw| {
-        // The counter may stay mapped to this event while another task runs: user space loses the
-        // right to read it first.
-        if let Some(bit) = info.user_read_bit(hw) {
-            sbi::scounteren_clear(bit);
-        }
-        cpuc.stop(fw, hw, update)
-    });
-}
-
 #[vtable]
 impl perf::Driver for RiscvPmu {
     const NAME: &'static CStr = c_str!("cpu");
     // CAST: `PERF_TYPE_RAW` is 4.
     const TYPE: i32 = PERF_TYPE_RAW as i32;
 
-    type CpuData = CpuHwEvents;
+    type CpuState = CpuState;
 
     /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()` and `pmu_sbi_event_init()`.
-    fn event_init(&self, event: &PerfEvent) -> Result {
+    fn event_init(&self, event: &PerfEvent, init: &EventInit<'_>) -> Result {
         // The driver does not support branch stack sampling.
         if event.has_branch_stack() {
             return Err(map_err_errno(MapError::NotSupported));
         }
         let attr = event_attr(event);
-        let mut hw = HwPerfEvent {
-            sample_period: event.sample_period(),
-            period_left: event.period_left(),
-            last_period: event.last_period(),
-            ..HwPerfEvent::default()
-        };
-        self.info
-            .event_init(&attr, user_access(), &self.std_events(), None, &mut hw)
+        let mut hw = event.hw();
+        let req = self
+            .info
+            .event_init(&attr, user_access(), &self.std_events(), &mut hw)
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)
             })?;
         // A group is scheduled all at once or not at all: one whose events cannot all have a counter
         // at the same time would never count, so it is refused now (the C driver accepts it).
-        let mut masks = [0u64; RISCV_MAX_COUNTERS];
+        let cmask = |idx: Option<EventIdx>| idx.map_or(0, |idx| self.info.default_event_cmask(idx));
+        let mut masks = [0u64; RISCV_MAX_COUNTERS + 1];
         let mut members = 0usize;
-        event.for_each_group_member(|member| {
+        event.for_each_group_member(init, |member| {
             if let Some(slot) = masks.get_mut(members) {
-                *slot = member.hw_driver_word();
+                *slot = cmask(member.hw().event_idx());
             }
             members += 1;
         });
@@ -423,7 +454,7 @@ impl perf::Driver for RiscvPmu {
                 // More events than a PMU can have counters.
                 None => false,
                 Some(slot) => {
-                    *slot = hw.cmask;
+                    *slot = cmask(Some(req.event_idx));
                     masks.get(..=members).is_some_and(group_fits)
                 }
             };
@@ -435,80 +466,77 @@ impl perf::Driver for RiscvPmu {
                 return Err(EINVAL);
             }
         }
-        hw_store(event, &hw);
-        event.set_hw_driver_word(hw.cmask);
-        event.set_hw_flags(hw.flags.bits());
         Ok(())
     }
 
     /// `riscv_pmu_add()`.
-    fn add(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) -> Result {
-        let mut hw = hw_load(event);
+    fn add(&self, cpu: &mut CpuState, event: &PerfEvent, flags: EventFlags) -> Result {
+        let mut hw = event.hw();
         let start = flags.contains(EventFlags::START);
-        let result = cpuc.add(&mut EcallFirmware, &mut hw, start);
-        hw_store(event, &hw);
-        result.map_err(|err| errno(err.errno()))?;
+        cpu.core
+            .add(&mut cpu.fw, &mut hw, start)
+            .map_err(|err| errno(err.errno()))?;
         // Adding with START starts the event, as `start` would.
         if let Some(bit) = self.info.user_read_bit(&hw).filter(|_| start) {
-            sbi::scounteren_set(bit);
+            arch::scounteren_set(bit);
         }
         event.update_userpage();
         Ok(())
     }
 
     /// `riscv_pmu_del()`.
-    fn del(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, _flags: EventFlags) {
-        with_hw(cpuc, event, |cpuc, fw, hw| {
-            // Deleting stops the event, as `stop` would: the counter is no longer user-readable.
-            if let Some(bit) = self.info.user_read_bit(hw) {
-                sbi::scounteren_clear(bit);
-            }
-            cpuc.del(fw, hw)
-        });
+    fn del(&self, cpu: &mut CpuState, event: &PerfEvent, _flags: EventFlags) {
+        let mut hw = event.hw();
+        // Deleting stops the event, as `stop` would: the counter is no longer user-readable.
+        if let Some(bit) = self.info.user_read_bit(&hw) {
+            arch::scounteren_clear(bit);
+        }
+        add_count(event, cpu.core.del(&mut cpu.fw, &mut hw));
         event.update_userpage();
     }
 
     /// `riscv_pmu_start()`.
-    fn start(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) {
-        start_event(&self.info, cpuc, event, flags.contains(EventFlags::RELOAD));
+    fn start(&self, cpu: &mut CpuState, event: &PerfEvent, flags: EventFlags) {
+        start_event(&self.info, cpu, event, flags.contains(EventFlags::RELOAD));
     }
 
     /// `riscv_pmu_stop()`.
-    fn stop(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent, flags: EventFlags) {
-        stop_event(&self.info, cpuc, event, flags.contains(EventFlags::UPDATE));
+    fn stop(&self, cpu: &mut CpuState, event: &PerfEvent, flags: EventFlags) {
+        stop_event(&self.info, cpu, event, flags.contains(EventFlags::UPDATE));
     }
 
     /// `riscv_pmu_read()`.
-    fn read(&self, cpuc: &mut CpuHwEvents, event: &PerfEvent) {
-        with_hw(cpuc, event, |cpuc, fw, hw| cpuc.read(fw, hw));
+    fn read(&self, cpu: &mut CpuState, event: &PerfEvent) {
+        add_count(event, cpu.core.read(&mut cpu.fw, &mut event.hw()));
     }
 
     /// `pmu->pmu_disable`: from here to `pmu_enable`, stops and starts are only recorded.
-    fn pmu_disable(&self, cpuc: &mut CpuHwEvents) {
-        cpuc.pmu_disable();
+    fn pmu_disable(&self, cpu: &mut CpuState) {
+        cpu.core.pmu_disable();
     }
 
     /// `pmu->pmu_enable`: the recorded stops and starts are made, one call for each kind.
-    fn pmu_enable(&self, cpuc: &mut CpuHwEvents) {
-        cpuc.pmu_enable(&mut EcallFirmware);
+    fn pmu_enable(&self, cpu: &mut CpuState) {
+        cpu.core.pmu_enable(&mut cpu.fw);
     }
 
     /// `riscv_pmu_event_idx()`.
     fn event_idx(&self, event: &PerfEvent) -> u32 {
-        self.info.event_idx(&hw_access(event))
+        self.info.event_idx(&event.hw())
     }
 
     /// `pmu_sbi_event_mapped()`: user space may read the event's counter from now on, on the CPUs
     /// that run the address space, where the event runs now (its bit is set there before the mmap
     /// page says so) or will (`start` sets the bit).
     fn event_mapped(&self, event: &PerfEvent, mm: &Mm) {
-        let flags = HwFlags::from_bits_retain(event.hw_flags());
+        let mut hw = event.hw();
+        let flags = HwEvent::flags(&hw);
         if !user_read_allowed(flags, event.attr_type(), event.config()) {
             return;
         }
-        event.set_hw_flags((flags | HwFlags::USER_READ_CNT).bits());
-        if let Some(bit) = self.info.user_read_bit(&hw_access(event)) {
-            mm.on_each_cpu(&|| sbi::scounteren_set(bit));
+        HwEvent::set_flags(&mut hw, flags | HwFlags::USER_READ_CNT);
+        if let Some(bit) = self.info.user_read_bit(&hw) {
+            mm.on_each_cpu(&|| arch::scounteren_set(bit));
         }
         event.update_userpage();
     }
@@ -516,64 +544,78 @@ impl perf::Driver for RiscvPmu {
     /// `pmu_sbi_event_unmapped()`: user space can no longer see the mmap page, so the right to read
     /// the counter goes.
     fn event_unmapped(&self, event: &PerfEvent, mm: &Mm) {
-        let flags = HwFlags::from_bits_retain(event.hw_flags());
+        let mut hw = event.hw();
+        let flags = HwEvent::flags(&hw);
         if !user_read_allowed(flags, event.attr_type(), event.config()) {
             return;
         }
-        let bit = self.info.user_read_bit(&hw_access(event));
-        event.set_hw_flags((flags - HwFlags::USER_READ_CNT).bits());
+        let bit = self.info.user_read_bit(&hw);
+        HwEvent::set_flags(&mut hw, flags - HwFlags::USER_READ_CNT);
         if let Some(bit) = bit {
-            mm.on_each_cpu(&|| sbi::scounteren_clear(bit));
+            mm.on_each_cpu(&|| arch::scounteren_clear(bit));
         }
         event.update_userpage();
-    }
-
-    /// `pmu_sbi_ctr_get_width()`.
-    fn ctr_width(&self, idx: usize) -> Option<u8> {
-        self.info.ctr_width(idx)
     }
 }
 
 /// The counter overflow interrupt handler (`pmu_sbi_ovf_handler()`).
 pub(crate) struct PmuSbiOverflow {
     info: PmuInfo,
+    cpus: Arc<CpuStates<CpuState>>,
 }
 
-impl OverflowHandler for PmuSbiOverflow {
-    type CpuData = CpuHwEvents;
+impl PmuSbiOverflow {
+    /// The handler of the counters of `pmu`, whose CPUs' state is `cpus`.
+    pub(crate) fn new(pmu: &RiscvPmu, cpus: Arc<CpuStates<CpuState>>) -> Self {
+        Self {
+            info: pmu.info,
+            cpus,
+        }
+    }
+}
 
-    fn overflow(&self, cpuc: &mut CpuHwEvents, ovf: &Overflow<'_>) -> bool {
-        let fw = &mut EcallFirmware;
+impl PercpuHandler for PmuSbiOverflow {
+    fn handle(&self, ctx: &IrqContext<'_>) -> bool {
+        let cpu = ctx.cpu();
         // Every running hardware counter stops (one SBI call) before the overflow bits are read.
-        let overflowed = cpuc.overflow_begin(fw);
+        let Some(overflowed) = self
+            .cpus
+            .with_local(cpu, |state| state.core.overflow_begin(&mut state.fw))
+        else {
+            return false;
+        };
         // The pending bit is cleared only now that the counters are stopped: an overflow before
         // this point is in the bits just read, none can come after.
-        sbi::clear_overflow_pending();
+        arch::clear_pending_interrupt(RV_IRQ_PMU);
         let mut pending = overflowed;
         while pending != 0 {
             // CAST: trailing_zeros of a non-zero u64 is below 64.
             let idx = pending.trailing_zeros() as usize;
             pending &= pending - 1;
-            let Some(event) = ovf.events.get(idx) else {
+            let Some(event) = self.cpus.event(cpu, idx) else {
                 continue;
             };
-            let mut hw = hw_load(event);
-            let Some(result) = cpuc.overflow_event(fw, &mut hw) else {
+            let result = self.cpus.with_local(cpu, |state| {
+                let result = state.core.overflow_event(&mut state.fw, &mut event.hw())?;
+                add_count(event, result.delta);
+                Some(result)
+            });
+            let Some(result) = result.flatten() else {
                 continue;
             };
-            hw_store(event, &hw);
-            if result.delta != 0 {
-                event.add_count(result.delta);
-            }
-            if result.sample && ovf.report(event, result.last_period) {
+            // The CPU's state is not borrowed while perf core takes the sample: it may read the
+            // other events of the group through the `read` callback.
+            if result.sample && event.overflow(ctx, result.last_period) {
                 // perf core throttles the event: it stays stopped until perf core starts it again
                 // (the C driver lets it run on).
-                stop_event(&self.info, cpuc, event, true);
+                self.cpus
+                    .with_local(cpu, |state| stop_event(&self.info, state, event, true));
             }
         }
         // The overflowed counters start again from their next period, the others from their
         // values, in one call (or one per new value without snapshot memory).
-        cpuc.overflow_end(fw);
+        self.cpus
+            .with_local(cpu, |state| state.core.overflow_end(&mut state.fw));
         overflowed != 0
     }
 }
@@ -582,84 +624,113 @@ impl OverflowHandler for PmuSbiOverflow {
 /// SBI call each way.
 pub(crate) struct PmuSbiCpuPm {
     info: PmuInfo,
+    cpus: Arc<CpuStates<CpuState>>,
+}
+
+impl PmuSbiCpuPm {
+    /// The notifier of the counters of `pmu`, whose CPUs' state is `cpus`.
+    pub(crate) fn new(pmu: &RiscvPmu, cpus: Arc<CpuStates<CpuState>>) -> Self {
+        Self {
+            info: pmu.info,
+            cpus,
+        }
+    }
 }
 
 impl CpuPmNotify for PmuSbiCpuPm {
-    type CpuData = CpuHwEvents;
-
     /// `CPU_PM_ENTER`: the running events stop, their counts brought up to date.
-    fn enter(&self, cpuc: &mut CpuHwEvents, events: &ActiveEvents<'_>) {
-        if cpuc.n_events() == 0 {
-            return;
-        }
-        let mut stopped = 0u64;
-        cpuc.pmu_disable();
-        events.for_each(|idx, event| {
-            if HesState::from_bits_retain(event.hw_state_bits()).contains(HesState::STOPPED) {
+    fn enter(&self, cpu: &LocalCpu<'_>) {
+        self.cpus.with_local(cpu, |state| {
+            if state.core.n_events() == 0 {
                 return;
             }
-            stop_event(&self.info, cpuc, event, true);
-            stopped |= 1 << idx;
+            let mut stopped = 0u64;
+            state.core.pmu_disable();
+            for idx in 0..RISCV_MAX_COUNTERS {
+                let Some(event) = self.cpus.event(cpu, idx) else {
+                    continue;
+                };
+                if HwEvent::state(&event.hw()).contains(HesState::STOPPED) {
+                    continue;
+                }
+                stop_event(&self.info, state, event, true);
+                stopped |= 1 << idx;
+            }
+            state.core.pmu_enable(&mut state.fw);
+            state.core.set_pm_saved(stopped);
         });
-        cpuc.pmu_enable(&mut EcallFirmware);
-        cpuc.set_pm_saved(stopped);
     }
 
     /// `CPU_PM_EXIT` and `CPU_PM_ENTER_FAILED`: the events stopped at the enter start again; those
     /// perf had stopped stay stopped (the C driver starts them too).
-    fn exit(&self, cpuc: &mut CpuHwEvents, events: &ActiveEvents<'_>) {
-        let saved = cpuc.take_pm_saved();
-        if saved == 0 {
-            return;
-        }
-        cpuc.pmu_disable();
-        events.for_each(|idx, event| {
-            if saved & (1 << idx) != 0 {
-                start_event(&self.info, cpuc, event, true);
+    fn exit(&self, cpu: &LocalCpu<'_>) {
+        self.cpus.with_local(cpu, |state| {
+            let saved = state.core.take_pm_saved();
+            if saved == 0 {
+                return;
             }
+            state.core.pmu_disable();
+            for idx in 0..RISCV_MAX_COUNTERS {
+                if saved & (1 << idx) == 0 {
+                    continue;
+                }
+                if let Some(event) = self.cpus.event(cpu, idx) {
+                    start_event(&self.info, state, event, true);
+                }
+            }
+            state.core.pmu_enable(&mut state.fw);
         });
-        cpuc.pmu_enable(&mut EcallFirmware);
     }
 }
 
 /// What every CPU needs before its counters serve perf (`pmu_sbi_starting_cpu()`), and when it
 /// stops (`pmu_sbi_dying_cpu()`): the counters reset, and the overflow interrupt enabled.
+///
+/// It owns the overflow interrupt: the hotplug registration runs `dying` on every CPU (disabling
+/// the interrupt there) before it drops this, and with it the interrupt.
 pub(crate) struct PmuSbiStartingCpu {
-    irq: Option<PercpuIrq>,
+    cpus: Arc<CpuStates<CpuState>>,
+    irq: Option<PercpuIrq<PmuSbiOverflow>>,
 }
 
 impl PmuSbiStartingCpu {
-    /// The hotplug callbacks, enabling `irq` on each CPU if there is one.
-    pub(crate) fn new(irq: Option<PercpuIrq>) -> Self {
-        Self { irq }
+    /// The hotplug callbacks of the CPUs' state `cpus`, enabling `irq` on each CPU if there is one.
+    pub(crate) fn new(
+        cpus: Arc<CpuStates<CpuState>>,
+        irq: Option<PercpuIrq<PmuSbiOverflow>>,
+    ) -> Self {
+        Self { cpus, irq }
     }
 }
 
 impl CpuStarting for PmuSbiStartingCpu {
     const NAME: &'static CStr = c_str!("perf/riscv/pmu_sbi_rust:starting");
 
-    type CpuData = CpuHwEvents;
-
-    fn starting(&self, _cpu: u32, cpuc: &mut CpuHwEvents) -> Result {
-        sbi::write_scounteren(scounteren_base(user_access()));
+    fn starting(&self, cpu: &LocalCpu<'_>) -> Result {
+        arch::scounteren_write(scounteren_base(user_access()));
         // Firmware leaves `cycle` and `instret` running from boot, and a CPU may come back with
         // mappings from before it went down: every counter is stopped and reset, and the CPU's
         // state forgotten. Snapshot memory is not used yet.
-        let _ = cpuc.cpu_starting(&mut EcallFirmware, false);
-        if let Some(irq) = self.irq {
-            irq.enable_here();
+        self.cpus.with_local(cpu, |state| {
+            let _ = state.core.cpu_starting(&mut state.fw, false);
+        });
+        if let Some(irq) = &self.irq {
+            arch::clear_pending_interrupt(RV_IRQ_PMU);
+            irq.enable_local(cpu);
         }
         Ok(())
     }
 
-    fn dying(&self, _cpu: u32, cpuc: &mut CpuHwEvents) {
-        if let Some(irq) = self.irq {
-            irq.disable_here();
+    fn dying(&self, cpu: &LocalCpu<'_>) {
+        if let Some(irq) = &self.irq {
+            irq.disable_local(cpu);
         }
         // perf has moved every event away: the counters kept mapped for returning events are
         // released, so no mapping outlives the CPU or the module, and user mode reads no counter.
-        sbi::write_scounteren(0);
-        let _ = cpuc.cpu_dying(&mut EcallFirmware);
+        arch::scounteren_write(0);
+        self.cpus.with_local(cpu, |state| {
+            let _ = state.core.cpu_dying(&mut state.fw);
+        });
     }
 }
 
@@ -667,13 +738,13 @@ impl CpuStarting for PmuSbiStartingCpu {
 /// each SBI PMU function made so far, the flushes of batched work, the counters taken back from a
 /// parked mapping, and the calls that failed.
 pub(crate) struct SbiCallStats {
-    cpu_data: Arc<PerCpu<CpuHwEvents>>,
+    cpus: Arc<CpuStates<CpuState>>,
 }
 
 impl SbiCallStats {
-    /// Statistics of the CPUs' state in `cpu_data`.
-    pub(crate) fn new(cpu_data: Arc<PerCpu<CpuHwEvents>>) -> Self {
-        Self { cpu_data }
+    /// Statistics of the CPUs' state `cpus`.
+    pub(crate) fn new(cpus: Arc<CpuStates<CpuState>>) -> Self {
+        Self { cpus }
     }
 }
 
@@ -688,8 +759,7 @@ impl Show for SbiCallStats {
                 return;
             }
             // The statistics live with the CPU's counters, so they are copied on that CPU.
-            let Some(st): Option<PmuStats> = self.cpu_data.with_cpu(cpu, |cpuc| *cpuc.stats())
-            else {
+            let Some(st) = self.cpus.with_cpu(cpu, |state| state.stats()) else {
                 return;
             };
             let c = &st.calls;

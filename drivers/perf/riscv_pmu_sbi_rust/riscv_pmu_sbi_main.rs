@@ -8,8 +8,9 @@
 //! be unloaded.
 //!
 //! - [`pmu_sbi`]: the driver: probe and the perf callbacks, in safe Rust.
-//! - [`glue`]: the kernel interfaces the 6.12 `kernel` crate lacks (perf, per-CPU data, CPU
-//!   hotplug, sysfs attributes, SBI calls), the only `unsafe` code.
+//! - [`glue`]: the kernel interfaces the 6.12 `kernel` crate lacks (perf, per-CPU data and
+//!   interrupts, CPU PM, CPU hotplug, sysctl, debugfs, sysfs, and the RISC-V instructions), the only
+//!   `unsafe` code; it knows nothing of the SBI PMU extension.
 //! - `sbi_pmu` (a separate crate): the SBI PMU ABI and the event mapping, without kernel
 //!   dependencies.
 
@@ -18,10 +19,11 @@ use kernel::prelude::*;
 mod glue;
 mod pmu_sbi;
 
-use glue::{cpuhp, debugfs, percpu::PerCpu, perf, sbi::EcallFirmware, sysctl};
+use glue::{arch, cpu_pm, cpuhp, debugfs, irq, perf, sysctl};
 use kernel::{c_str, sync::Arc};
 use pmu_sbi::{
     PerfUserAccess, PmuSbiCpuPm, PmuSbiOverflow, PmuSbiStartingCpu, RiscvPmu, SbiCallStats,
+    RV_IRQ_PMU,
 };
 
 module! {
@@ -32,45 +34,39 @@ module! {
     license: "GPL",
 }
 
-/// The module's state: the PMU, the hotplug state that prepares each CPU's counters, the counter
-/// overflow interrupt, the CPU PM notifier, the `kernel.perf_user_access` sysctl and the debugfs
-/// statistics.
+/// The module's state: the PMU, the hotplug state that prepares each CPU's counters (and owns the
+/// counter overflow interrupt), the CPU PM notifier, the `kernel.perf_user_access` sysctl and the
+/// debugfs statistics.
 ///
 /// Fields drop in declaration order: the PMU is unregistered (which waits for its callbacks, and
 /// leaves no event on a counter) before the CPU PM notifier and the hotplug state go; the latter
-/// releases the counters still mapped on every CPU and disables the overflow interrupt, which is
-/// freed last. The sysctl and the debugfs file go first.
+/// releases the counters still mapped on every CPU and disables the overflow interrupt on each CPU
+/// before it frees it. The sysctl and the debugfs file go first.
 struct RiscvPmuSbiModule {
     _user_access: Pin<KBox<sysctl::Registration<PerfUserAccess>>>,
     _stats: debugfs::Registration<SbiCallStats>,
     _pmu: Pin<KBox<perf::Registration<RiscvPmu>>>,
-    _cpu_pm: Pin<KBox<perf::CpuPmRegistration<PmuSbiCpuPm>>>,
+    _cpu_pm: Pin<KBox<cpu_pm::Registration<PmuSbiCpuPm>>>,
     _starting_cpu: Pin<KBox<cpuhp::Registration<PmuSbiStartingCpu>>>,
-    _overflow_irq: Option<perf::OverflowIrq<PmuSbiOverflow>>,
 }
 
 impl kernel::Module for RiscvPmuSbiModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
         pmu_sbi::pmu_sbi_check_c_driver()?;
-        let mut pmu = RiscvPmu::probe(&mut EcallFirmware)?;
+        let mut pmu = RiscvPmu::probe()?;
 
-        // The per-CPU state is shared by the PMU callbacks and the hotplug callbacks, which both
-        // use a CPU's copy on that CPU with interrupts disabled.
-        let cpu_data = Arc::new(PerCpu::new(|_| pmu.new_cpu_hw_events())?, GFP_KERNEL)?;
-        // The events on each CPU's counters, for the overflow interrupt and the CPU PM notifier.
-        let events = Arc::new(PerCpu::new(|_| perf::EventSlots::new())?, GFP_KERNEL)?;
+        // Each CPU's state: one struct, borrowed for a scope by whichever code runs on that CPU
+        // (perf's callbacks, the overflow interrupt, the CPU PM and hotplug callbacks).
+        let cpus = Arc::new(perf::CpuStates::new(|_| pmu.new_cpu_state())?, GFP_KERNEL)?;
 
         // With Sscofpmf, counters interrupt on overflow (`pmu_sbi_setup_irqs()`); without the
         // interrupt the PMU neither samples nor filters by mode, as in the C driver.
         let overflow_irq = if pmu.has_sscofpmf() {
-            perf::OverflowIrq::request(
-                c_str!("riscv-pmu"),
-                pmu.overflow_handler(),
-                cpu_data.clone(),
-                events.clone(),
-            )
-            .inspect_err(|err| pr_err!("requesting the overflow interrupt failed: {:?}\n", err))
-            .ok()
+            let handler = Arc::new(PmuSbiOverflow::new(&pmu, cpus.clone()), GFP_KERNEL)?;
+            irq::IrqMapping::new(arch::intc_fwnode(), RV_IRQ_PMU)
+                .and_then(|mapping| irq::PercpuIrq::request(mapping, c_str!("riscv-pmu"), handler))
+                .inspect_err(|err| pr_err!("requesting the overflow interrupt failed: {:?}\n", err))
+                .ok()
         } else {
             None
         };
@@ -79,10 +75,7 @@ impl kernel::Module for RiscvPmuSbiModule {
         // Every CPU's counters are stopped before perf can use them, now and when a CPU starts,
         // and the overflow interrupt enabled.
         let starting_cpu = KBox::pin_init(
-            cpuhp::Registration::new(
-                PmuSbiStartingCpu::new(overflow_irq.as_ref().map(|irq| irq.irq())),
-                cpu_data.clone(),
-            ),
+            cpuhp::Registration::new(PmuSbiStartingCpu::new(cpus.clone(), overflow_irq)),
             GFP_KERNEL,
         )
         .inspect_err(|err| pr_err!("setting up the CPU hotplug state failed: {:?}\n", err))?;
@@ -93,7 +86,7 @@ impl kernel::Module for RiscvPmuSbiModule {
         let stats = debugfs::Registration::new(
             c_str!("riscv_pmu_sbi_rust"),
             c_str!("sbi_calls"),
-            SbiCallStats::new(cpu_data.clone()),
+            SbiCallStats::new(cpus.clone()),
         )?;
 
         let user_access =
@@ -103,14 +96,23 @@ impl kernel::Module for RiscvPmuSbiModule {
 
         // Events stop while their CPU is in a low-power state (a no-op without CONFIG_CPU_PM).
         let cpu_pm = KBox::pin_init(
-            perf::CpuPmRegistration::new(pmu.cpu_pm_notifier(), cpu_data.clone(), events.clone()),
+            cpu_pm::Registration::new(PmuSbiCpuPm::new(&pmu, cpus.clone())),
             GFP_KERNEL,
         )?;
 
+        // perf publishes the width of a counter user space reads directly.
+        let info = *pmu.info();
+        arch::set_counter_widths(|idx| info.ctr_width(idx));
         let capabilities = pmu.capabilities();
         let attr_groups = pmu.attr_groups();
         let pmu = KBox::pin_init(
-            perf::Registration::new(module, pmu, cpu_data, events, capabilities, attr_groups),
+            perf::Registration::new(
+                module,
+                Arc::new(pmu, GFP_KERNEL)?,
+                cpus,
+                capabilities,
+                attr_groups,
+            ),
             GFP_KERNEL,
         )
         .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))?;
@@ -121,7 +123,6 @@ impl kernel::Module for RiscvPmuSbiModule {
             _pmu: pmu,
             _cpu_pm: cpu_pm,
             _starting_cpu: starting_cpu,
-            _overflow_irq: overflow_irq,
         })
     }
 }

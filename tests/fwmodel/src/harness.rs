@@ -10,7 +10,7 @@
 //! runs with interrupts off and perf's own bookkeeping is in flux.
 
 use sbi_pmu::abi::{CfgFlags, EventType};
-use sbi_pmu::counters::{HwPerfEvent, PmuInfo};
+use sbi_pmu::counters::{HwEvent, HwPerfEvent, PmuInfo};
 use sbi_pmu::events::{EventAttr, EventRequest, MapError, StdEvents, UserAccess};
 use sbi_pmu::pmu::{AddError, CpuHwEvents, Strategy};
 
@@ -137,16 +137,9 @@ impl System {
             owner: self.events.len() as u64 + 1,
             ..HwPerfEvent::default()
         };
-        let dt = self.cpus[0].model.config().dt.clone();
-        let maps = dt.as_ref().and_then(|d| d.maps().ok());
-        let maps = if self.driver_dt { maps } else { None };
-        let req = self.info.event_init(
-            &attr,
-            UserAccess::UserAccess,
-            &self.std_events,
-            maps.as_ref(),
-            &mut hw,
-        )?;
+        let req = self
+            .info
+            .event_init(&attr, UserAccess::UserAccess, &self.std_events, &mut hw)?;
         let stream = match req.event_idx.ty() {
             EventType::Hardware | EventType::Cache => SimEvent::Hw(req.event_idx),
             EventType::Raw | EventType::RawV2 => SimEvent::Raw(req.event_data),
@@ -328,14 +321,12 @@ impl System {
                 let b = 1u64 << idx;
                 assert_eq!(seen & b, 0, "cpu {cpu}: counter {idx} shared");
                 seen |= b;
-                if ev.hw.cmask != 0 {
-                    assert_ne!(
-                        ev.hw.cmask & b,
-                        0,
-                        "event {e} on counter {idx} outside {:#x}",
-                        ev.hw.cmask
-                    );
-                }
+                let allowed = self.info.default_event_cmask(ev.req.event_idx);
+                assert_ne!(
+                    allowed & b,
+                    0,
+                    "event {e} on counter {idx} outside {allowed:#x}"
+                );
                 let kind = if ev.req.is_firmware {
                     self.info.fw_mask
                 } else {

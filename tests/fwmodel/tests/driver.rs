@@ -4,10 +4,11 @@
 //! overflow path, the fallbacks when firmware lacks a feature, and the errno of every failure.
 
 use fwmodel::harness::System;
-use fwmodel::{Config, DtProps, Mode, Model, SimEvent};
+use fwmodel::{Config, Mode, Model, SimEvent};
 use sbi_pmu::abi::{
     CacheId, CacheOp, CacheResult, CfgFlags, EventIdx, Fid, HwGeneralEvent, SbiError, SbiVersion,
 };
+use sbi_pmu::counters::HwEvent;
 use sbi_pmu::counters::{HwPerfEvent, PmuInfo};
 use sbi_pmu::errno::{EINVAL, ENOENT, ENOTSUPP};
 use sbi_pmu::events::{
@@ -524,14 +525,8 @@ fn claim_rules_refuse_counters_firmware_should_not_return() {
         let info = PmuInfo::probe(&mut fw, SbiVersion::V0_3).unwrap();
         let mut cpu = CpuHwEvents::new(&info, Strategy::Batched);
         let mut first = HwPerfEvent::default();
-        info.event_init(
-            &hw_attr(5),
-            Default::default(),
-            &StdEvents::ALL,
-            None,
-            &mut first,
-        )
-        .unwrap();
+        info.event_init(&hw_attr(5), Default::default(), &StdEvents::ALL, &mut first)
+            .unwrap();
         let mut second = first;
         let r1 = cpu.add(&mut fw, &mut first, true);
         if bogus == 5 {
@@ -545,37 +540,6 @@ fn claim_rules_refuse_counters_firmware_should_not_return() {
             assert_eq!(r1, Err(AddError::NoCounter), "counter {bogus}");
         }
     }
-}
-
-#[test]
-fn dt_constraints_reach_the_driver_and_the_firmware() {
-    // Each event on one counter only, as on the Allwinner D1.
-    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 6, 64);
-    cfg.dt = Some(DtProps::from_cells(
-        None,
-        Some(&[3, 3, 1 << 3, 4, 4, 1 << 4, 5, 5, 1 << 5, 6, 6, 1 << 5]),
-        Some(&[0, 0x10, !0, !0, 1 << 8]),
-    ));
-    let mut sys = System::new(cfg, 1, Strategy::Batched, true);
-    let refs = sys.open(hw_attr(2), 0).unwrap();
-    let misses = sys.open(hw_attr(3), 0).unwrap();
-    let branches = sys.open(hw_attr(4), 0).unwrap();
-    let bmiss = sys.open(hw_attr(5), 0).unwrap();
-    let raw = sys.open(raw_attr(0x10), 0).unwrap();
-    assert_eq!(sys.events[refs].hw.cmask, 1 << 3);
-    assert_eq!(sys.events[raw].hw.cmask, 1 << 8);
-    for e in [refs, misses, branches, raw] {
-        sys.add(e, 0, true).unwrap();
-    }
-    // Branch misses share counter 5 with branches: no counter left, and no SBI call to learn it.
-    let before = sys.calls_since_boot();
-    assert_eq!(
-        sys.add(bmiss, 0, true),
-        Err(AddError::Sbi(SbiError::NotSupported))
-    );
-    assert_eq!(sys.calls_since_boot(), before);
-    sys.check_invariants();
-    assert_eq!(sys.events[raw].hw.idx, 8);
 }
 
 #[test]

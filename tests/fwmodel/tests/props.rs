@@ -377,8 +377,9 @@ proptest! {
         run(&setup, &evs, &ops, Driver::PerEvent);
     }
 
-    /// Scarce counters with device tree constraints: every allocation stays within the event's
-    /// mask (checked after each operation by the harness), in the driver and in firmware.
+    /// Scarce counters with firmware-side constraints (the model's device tree maps, which the driver
+    /// does not read): every allocation stays within the event's mask (checked after each operation
+    /// by the harness), and the driver copes with firmware refusing counters.
     #[test]
     fn allocation_stays_within_event_masks(
         mut setup in setup_strategy(),
@@ -389,12 +390,7 @@ proptest! {
         setup.dt = Some(masks);
         setup.driver_dt = true;
         setup.programmable = setup.programmable.min(4);
-        let (sys, _) = run(&setup, &evs, &ops, Driver::Batched);
-        for ev in &sys.events {
-            if let (Some(_), Some(idx)) = (ev.cpu, ev.hw.counter()) {
-                prop_assert!(ev.hw.cmask & 1 << idx != 0);
-            }
-        }
+        run(&setup, &evs, &ops, Driver::Batched);
     }
 
     /// With counters for every event, the batched strategy never makes more SBI calls than the
@@ -516,13 +512,12 @@ proptest! {
         let _ = cpu.cpu_starting(&mut m, true);
         let mut hws: Vec<HwPerfEvent> = evs
             .iter()
-            .map(|&(idx, event_base, config, config_base, cmask, flags, state, prev_count, period_left, sample_period)| {
+            .map(|&(idx, event_base, config, config_base, _cmask, flags, state, prev_count, period_left, sample_period)| {
                 HwPerfEvent {
                     idx: idx % 70,
                     event_base: if event_base % 2 == 0 { event_base % 0x40000 } else { event_base },
                     config,
                     config_base,
-                    cmask,
                     flags: EventFlags::from_bits_retain(flags),
                     state: HesState::from_bits_retain(state),
                     prev_count,

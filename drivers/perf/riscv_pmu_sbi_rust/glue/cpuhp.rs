@@ -11,32 +11,28 @@
 //! C driver must not be running.
 
 use super::bindings;
-use super::percpu::PerCpu;
+use super::percpu::LocalCpu;
 use core::{marker::PhantomData, ptr::addr_of};
 use kernel::{
     error::{from_result, to_result},
     ffi::{c_int, c_uint},
     init::pin_init_from_closure,
     prelude::*,
-    sync::Arc,
     types::Opaque,
 };
 
-/// What to do on a starting and on a dying CPU, with that CPU's copy of some per-CPU data.
+/// What to do on a starting and on a dying CPU.
 pub(crate) trait CpuStarting: Send + Sync + 'static {
     /// The name of the hotplug state, shown in `/sys/devices/system/cpu/hotplug/states`.
     const NAME: &'static CStr;
 
-    /// The per-CPU data the callbacks get.
-    type CpuData: Send;
-
     /// Runs on `cpu`, with interrupts disabled, when the state is set up (for every online CPU)
     /// and whenever the CPU starts later. It must not sleep.
-    fn starting(&self, cpu: u32, data: &mut Self::CpuData) -> Result;
+    fn starting(&self, cpu: &LocalCpu<'_>) -> Result;
 
     /// Runs on `cpu`, with interrupts disabled, when the registration goes (for every online CPU)
     /// and whenever the CPU stops. It must not sleep and cannot fail.
-    fn dying(&self, cpu: u32, data: &mut Self::CpuData);
+    fn dying(&self, cpu: &LocalCpu<'_>);
 }
 
 /// The multi-instance CPU hotplug state, removed on drop.
@@ -72,7 +68,8 @@ impl Drop for State {
 
 /// A registered [`CpuStarting`]: `T::starting()` has run on every online CPU and will run on each
 /// CPU that starts, until drop; `T::dying()` runs on each CPU that stops, and on every online CPU
-/// at drop.
+/// at drop, before `T` is dropped: what `T` owns (such as a per-CPU interrupt the callbacks enable
+/// and disable) outlives every callback.
 ///
 /// # Invariants
 ///
@@ -80,7 +77,6 @@ impl Drop for State {
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: CpuStarting> {
     data: T,
-    cpu_data: Arc<PerCpu<T::CpuData>>,
     state: State,
     #[pin]
     node: Opaque<bindings::hlist_node>,
@@ -95,13 +91,10 @@ unsafe impl<T: CpuStarting> Send for Registration<T> {}
 impl<T: CpuStarting> Registration<T> {
     /// Sets up the hotplug state and runs `data.starting()` on every online CPU.
     ///
-    /// Fails with the first error `starting` returns; the state is then removed again. The
-    /// callbacks get each CPU's copy of `cpu_data`, which may be shared with code that uses it on
-    /// its CPU with interrupts disabled only, such as perf's PMU callbacks.
-    pub(crate) fn new(data: T, cpu_data: Arc<PerCpu<T::CpuData>>) -> impl PinInit<Self, Error> {
+    /// Fails with the first error `starting` returns; the state is then removed again.
+    pub(crate) fn new(data: T) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             data,
-            cpu_data,
             state: State::new::<T>()?,
             node <- Self::add_instance(),
         }? Error)
@@ -159,22 +152,17 @@ impl<T: CpuStarting> Adapter<T> {
     /// # Safety
     ///
     /// `node` must be passed by the hotplug core to the startup callback of the state.
-    unsafe extern "C" fn starting_callback(cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
+    unsafe extern "C" fn starting_callback(_cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
         from_result(|| {
             let registration = Self::registration(node);
-            // SAFETY: The node belongs to a `Registration<T>` whose `data` and `cpu_data` are
-            // initialised before the node is added and outlive it (see `PinnedDrop`). Only those
-            // fields are referenced, as the node itself may still be under initialisation.
-            let (data, cpu_data) = unsafe {
-                (
-                    &*addr_of!((*registration).data),
-                    &*addr_of!((*registration).cpu_data),
-                )
-            };
-            // SAFETY: Hotplug callbacks of this state run on `cpu` with interrupts disabled, and
-            // every other user of the per-CPU data uses it on its CPU with interrupts disabled.
-            let this_cpu = unsafe { cpu_data.this_cpu_mut() };
-            data.starting(cpu, this_cpu)?;
+            // SAFETY: The node belongs to a `Registration<T>` whose `data` is initialised before the
+            // node is added and outlives it (see `PinnedDrop`). Only that field is referenced, as
+            // the node itself may still be under initialisation.
+            let data = unsafe { &*addr_of!((*registration).data) };
+            // SAFETY: The callbacks of a state before CPUHP_AP_ONLINE run on the CPU concerned with
+            // interrupts disabled (cpuhotplug.h).
+            let cpu = unsafe { LocalCpu::new() };
+            data.starting(&cpu)?;
             Ok(0)
         })
     }
@@ -182,19 +170,14 @@ impl<T: CpuStarting> Adapter<T> {
     /// # Safety
     ///
     /// `node` must be passed by the hotplug core to the teardown callback of the state.
-    unsafe extern "C" fn dying_callback(cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
+    unsafe extern "C" fn dying_callback(_cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
         let registration = Self::registration(node);
         // SAFETY: The node belongs to a `Registration<T>` that is fully initialised, since the
         // teardown callback only runs for an added instance, and that outlives the instance.
-        let (data, cpu_data) = unsafe {
-            (
-                &*addr_of!((*registration).data),
-                &*addr_of!((*registration).cpu_data),
-            )
-        };
+        let data = unsafe { &*addr_of!((*registration).data) };
         // SAFETY: As in `starting_callback`.
-        let this_cpu = unsafe { cpu_data.this_cpu_mut() };
-        data.dying(cpu, this_cpu);
+        let cpu = unsafe { LocalCpu::new() };
+        data.dying(&cpu);
         0
     }
 }

@@ -34,14 +34,13 @@ impl SeqFile<'_> {
 
 /// The debugfs directory `dir` with the file `file` showing `T`, removed on drop.
 ///
-/// Only one registration may exist at a time: the C side keeps the callback in a static.
-///
 /// # Invariants
 ///
-/// `dir` was returned by `rpmu_debugfs_create()` for `data`, whose heap address does not change,
-/// and is removed before `data` is freed.
+/// `dir` was returned by `rpmu_debugfs_create()` for `file`, whose `data` points to `data`; both
+/// are on the heap, so their addresses do not change, and `dir` is removed before they are freed.
 pub(crate) struct Registration<T: Show> {
     dir: *mut bindings::dentry,
+    file: KBox<bindings::rpmu_debugfs_file>,
     data: KBox<T>,
 }
 
@@ -57,18 +56,25 @@ impl<T: Show> Registration<T> {
     pub(crate) fn new(dir: &'static CStr, file: &'static CStr, data: T) -> Result<Self> {
         let data = KBox::new(data, GFP_KERNEL)?;
         let ptr: *const T = &*data;
-        // SAFETY: The names are static strings; `ptr` stays valid until `drop` has removed the
-        // directory, after which debugfs no longer calls `show_callback`.
+        let mut file_ops = KBox::new(
+            bindings::rpmu_debugfs_file {
+                show: Some(Self::show_callback),
+                data: ptr.cast_mut().cast::<c_void>(),
+            },
+            GFP_KERNEL,
+        )?;
+        // SAFETY: The names are static strings; `file_ops` and the data it points to stay valid
+        // until `drop` has removed the directory, after which debugfs no longer calls
+        // `show_callback`. Each registration has its own `file_ops`.
         let dir = unsafe {
-            bindings::rpmu_debugfs_create(
-                dir.as_char_ptr(),
-                file.as_char_ptr(),
-                ptr.cast_mut().cast::<c_void>(),
-                Some(Self::show_callback),
-            )
+            bindings::rpmu_debugfs_create(dir.as_char_ptr(), file.as_char_ptr(), &mut *file_ops)
         };
-        // INVARIANT: `dir` was created for `data`, which is boxed.
-        Ok(Self { dir, data })
+        // INVARIANT: `dir` was created for `file_ops`, which points to `data`; both are boxed.
+        Ok(Self {
+            dir,
+            file: file_ops,
+            data,
+        })
     }
 
     /// # Safety
@@ -92,6 +98,7 @@ impl<T: Show> Drop for Registration<T> {
         // SAFETY: By the type invariant `dir` came from `rpmu_debugfs_create()`. debugfs_remove()
         // waits for running callbacks, so `data` is unused once it returns.
         unsafe { bindings::rpmu_debugfs_remove(self.dir) };
-        let _ = &self.data;
+        // The callback data is freed after the directory is gone.
+        let _ = (&self.file, &self.data);
     }
 }

@@ -22,8 +22,6 @@
 #include <linux/workqueue.h>
 
 #include <asm/cpufeature.h>
-#include <asm/csr.h>
-#include <asm/irq.h>
 #include <asm/irq_regs.h>
 #include <asm/sbi.h>
 
@@ -147,14 +145,6 @@ void rpmu_cpuhp_remove_multi_state(int state)
 	cpuhp_remove_multi_state(state);
 }
 
-/* The show callback and its data, kept in the file's inode. */
-struct rpmu_debugfs_file {
-	int (*show)(struct seq_file *m, void *data);
-	void *data;
-};
-
-static struct rpmu_debugfs_file rpmu_debugfs_file;
-
 static int rpmu_debugfs_show(struct seq_file *m, void *unused)
 {
 	struct rpmu_debugfs_file *f = m->private;
@@ -175,14 +165,11 @@ static const struct file_operations rpmu_debugfs_fops = {
 	.release = single_release,
 };
 
-struct dentry *rpmu_debugfs_create(const char *dir, const char *file, void *data,
-				   int (*show)(struct seq_file *m, void *data))
+struct dentry *rpmu_debugfs_create(const char *dir, const char *file, struct rpmu_debugfs_file *f)
 {
 	struct dentry *d = debugfs_create_dir(dir, NULL);
 
-	rpmu_debugfs_file.show = show;
-	rpmu_debugfs_file.data = data;
-	debugfs_create_file(file, 0444, d, &rpmu_debugfs_file, &rpmu_debugfs_fops);
+	debugfs_create_file(file, 0444, d, f, &rpmu_debugfs_fops);
 	return d;
 }
 
@@ -226,77 +213,71 @@ bool rpmu_schedule_work(struct work_struct *work)
 	return schedule_work(work);
 }
 
-/* What the per-CPU cookie of the overflow interrupt holds on every CPU. */
-struct rpmu_pmu_irq {
+/* What the per-CPU cookie of a per-CPU interrupt holds on every CPU. */
+struct rpmu_percpu_irq {
 	bool (*handler)(void *data);
 	void *data;
 };
 
-static irqreturn_t rpmu_pmu_irq_handler(int irq, void *dev)
+static irqreturn_t rpmu_percpu_irq_handler(int irq, void *dev)
 {
-	struct rpmu_pmu_irq *pmu_irq = dev;
+	struct rpmu_percpu_irq *pcpu = dev;
 	u64 start = sched_clock();
 
-	if (!pmu_irq->handler(pmu_irq->data))
+	if (!pcpu->handler(pcpu->data))
 		return IRQ_NONE;
 	perf_sample_event_took(sched_clock() - start);
 	return IRQ_HANDLED;
 }
 
-int rpmu_pmu_irq_request(unsigned int hwirq, const char *name, bool (*handler)(void *data), void *data,
-			 void __percpu **cookie)
+unsigned int rpmu_irq_create_mapping(struct fwnode_handle *fwnode, unsigned long hwirq)
 {
-	struct rpmu_pmu_irq __percpu *pmu_irq;
-	struct irq_domain *domain;
-	unsigned int irq;
-	int cpu, ret;
+	struct irq_domain *domain = irq_find_matching_fwnode(fwnode, DOMAIN_BUS_ANY);
 
-	domain = irq_find_matching_fwnode(riscv_get_intc_hwnode(), DOMAIN_BUS_ANY);
-	if (!domain)
-		return -ENODEV;
-	irq = irq_create_mapping(domain, hwirq);
-	if (!irq)
-		return -ENODEV;
-	pmu_irq = alloc_percpu(struct rpmu_pmu_irq);
-	if (!pmu_irq) {
-		irq_dispose_mapping(irq);
-		return -ENOMEM;
-	}
-	for_each_possible_cpu(cpu) {
-		per_cpu_ptr(pmu_irq, cpu)->handler = handler;
-		per_cpu_ptr(pmu_irq, cpu)->data = data;
-	}
-	ret = request_percpu_irq(irq, rpmu_pmu_irq_handler, name, pmu_irq);
-	if (ret) {
-		free_percpu(pmu_irq);
-		irq_dispose_mapping(irq);
-		return ret;
-	}
-	*cookie = pmu_irq;
-	return irq;
+	return domain ? irq_create_mapping(domain, hwirq) : 0;
 }
 
-void rpmu_pmu_irq_free(unsigned int irq, void __percpu *cookie)
+int rpmu_request_percpu_irq(unsigned int irq, const char *name, bool (*handler)(void *data), void *data,
+			    void __percpu **cookie)
+{
+	struct rpmu_percpu_irq __percpu *pcpu;
+	int cpu, ret;
+
+	pcpu = alloc_percpu(struct rpmu_percpu_irq);
+	if (!pcpu)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		per_cpu_ptr(pcpu, cpu)->handler = handler;
+		per_cpu_ptr(pcpu, cpu)->data = data;
+	}
+	ret = request_percpu_irq(irq, rpmu_percpu_irq_handler, name, pcpu);
+	if (ret) {
+		free_percpu(pcpu);
+		return ret;
+	}
+	*cookie = pcpu;
+	return 0;
+}
+
+void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie)
 {
 	free_percpu_irq(irq, cookie);
-	irq_dispose_mapping(irq);
 	free_percpu(cookie);
 }
 
-void rpmu_pmu_irq_clear_pending(unsigned int hwirq)
+void rpmu_enable_percpu_irq(unsigned int irq)
 {
-	csr_clear(CSR_IP, BIT(hwirq));
-}
-
-void rpmu_pmu_irq_enable(unsigned int irq, unsigned int hwirq)
-{
-	rpmu_pmu_irq_clear_pending(hwirq);
 	enable_percpu_irq(irq, IRQ_TYPE_NONE);
 }
 
-void rpmu_pmu_irq_disable(unsigned int irq)
+void rpmu_warn_once(const char *msg)
 {
-	disable_percpu_irq(irq);
+	WARN_ONCE(1, "riscv_pmu_sbi_rust: %s\n", msg);
+}
+
+bool rpmu_irqs_disabled(void)
+{
+	return irqs_disabled();
 }
 
 int rpmu_event_overflow(struct perf_event *event, u64 last_period)

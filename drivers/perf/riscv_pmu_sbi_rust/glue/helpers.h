@@ -64,8 +64,12 @@ void rpmu_cpuhp_remove_multi_state(int state);
  */
 struct seq_file;
 struct dentry;
-struct dentry *rpmu_debugfs_create(const char *dir, const char *file, void *data,
-				   int (*show)(struct seq_file *m, void *data));
+/* The show callback of a debugfs file and its data; the caller keeps it until the directory is removed. */
+struct rpmu_debugfs_file {
+	int (*show)(struct seq_file *m, void *data);
+	void *data;
+};
+struct dentry *rpmu_debugfs_create(const char *dir, const char *file, struct rpmu_debugfs_file *f);
 void rpmu_debugfs_remove(struct dentry *dir);
 void rpmu_seq_puts(struct seq_file *m, const char *s);
 
@@ -87,20 +91,23 @@ void rpmu_init_work(struct work_struct *work, void (*func)(struct work_struct *w
 bool rpmu_schedule_work(struct work_struct *work);
 
 /*
- * The PMU's counter overflow interrupt: a per-CPU interrupt of the hart-local interrupt controller (hwirq RV_IRQ_PMU
- * with Sscofpmf). irq_find_matching_fwnode(), irq_create_mapping() and request_percpu_irq() are inline. The
- * interrupt handler calls handler(data) on the interrupted CPU and reports the time it took to perf core
- * (perf_sample_event_took()) when it returns true. Returns the Linux interrupt number and the per-CPU cookie to free
- * it with, or a negative errno.
+ * Per-CPU interrupts. irq_find_matching_fwnode(), irq_create_mapping() and request_percpu_irq() are inline.
+ * rpmu_irq_create_mapping() maps hwirq of the interrupt domain of fwnode (0 if there is none).
+ * rpmu_request_percpu_irq() requests irq with a handler that calls handler(data) on the interrupted CPU and, when
+ * it returns true, reports the time it took to perf core (perf_sample_event_took()); it returns 0 and the per-CPU
+ * cookie to free it with, or a negative errno.
  */
-int rpmu_pmu_irq_request(unsigned int hwirq, const char *name, bool (*handler)(void *data), void *data,
-			 void __percpu **cookie);
-void rpmu_pmu_irq_free(unsigned int irq, void __percpu *cookie);
-/* enable_percpu_irq() for this CPU, the pending bit of hwirq cleared first (it may be stale from before). */
-void rpmu_pmu_irq_enable(unsigned int irq, unsigned int hwirq);
-void rpmu_pmu_irq_disable(unsigned int irq);
-/* Clears the pending bit of the interrupt hwirq of this hart in the sip CSR (csr_clear() is a macro). */
-void rpmu_pmu_irq_clear_pending(unsigned int hwirq);
+struct fwnode_handle;
+unsigned int rpmu_irq_create_mapping(struct fwnode_handle *fwnode, unsigned long hwirq);
+int rpmu_request_percpu_irq(unsigned int irq, const char *name, bool (*handler)(void *data), void *data,
+			    void __percpu **cookie);
+void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie);
+/* enable_percpu_irq() for this CPU, with the type the interrupt controller configured. */
+void rpmu_enable_percpu_irq(unsigned int irq);
+
+/* WARN_ONCE() and irqs_disabled() are macros. */
+void rpmu_warn_once(const char *msg);
+bool rpmu_irqs_disabled(void);
 
 /*
  * Reports a counter overflow of a sampling event from the overflow interrupt: perf_sample_data_init() and

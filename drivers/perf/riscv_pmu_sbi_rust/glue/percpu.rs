@@ -6,7 +6,7 @@
 
 use super::bindings;
 use core::{marker::PhantomData, mem, ptr::NonNull};
-use kernel::{ffi::c_void, prelude::*};
+use kernel::{c_str, ffi::c_void, prelude::*};
 
 /// One `T` per possible CPU, each initialised by the constructor's closure.
 ///
@@ -19,12 +19,12 @@ pub(crate) struct PerCpu<T> {
     _p: PhantomData<T>,
 }
 
-// SAFETY: Each copy of `T` is only used by code running on its own CPU (see `this_cpu_mut`), and
-// `T: Send` allows that to be another thread than the one that allocated it.
+// SAFETY: Each copy of `T` is only used by code running on its own CPU (see `local`), and `T: Send`
+// allows that to be another thread than the one that allocated it.
 unsafe impl<T: Send> Send for PerCpu<T> {}
 
-// SAFETY: Shared references only give access to the copy of the CPU the caller runs on, under the
-// conditions of `this_cpu_mut`, so two CPUs never reach the same copy.
+// SAFETY: Shared references only give access to the copy of the CPU the caller runs on with
+// interrupts disabled (see `local`), so two CPUs never reach the same copy.
 unsafe impl<T: Send> Sync for PerCpu<T> {}
 
 /// Calls `f` with the number of every possible CPU.
@@ -63,23 +63,63 @@ impl<T> PerCpu<T> {
 
     /// Returns the copy of the CPU the caller runs on.
     ///
-    /// # Safety
-    ///
-    /// The caller must stay on this CPU (interrupts disabled) while the reference exists, and no
-    /// other reference to this CPU's copy may exist meanwhile.
-    #[expect(
-        clippy::mut_from_ref,
-        reason = "each CPU's copy is exclusive to the code running on that CPU, per the safety contract"
-    )]
-    pub(crate) unsafe fn this_cpu_mut(&self) -> &mut T {
+    /// Only shared references are handed out: state that changes lives in cells (a `RefCell` for
+    /// state borrowed mutably, whose borrow flag refuses a second borrow, re-entrant or not).
+    pub(crate) fn local<'a>(&'a self, _cpu: &'a LocalCpu<'_>) -> &'a T {
         // SAFETY: By the type invariant `ptr` is a live per-CPU allocation.
         let ptr = unsafe { bindings::rpmu_this_cpu_ptr(self.ptr.as_ptr()) };
         // CAST: By the type invariant each CPU's copy is a valid, aligned `T`.
-        let ptr = ptr.cast::<T>();
-        // SAFETY: The caller guarantees that this is the only reference to this CPU's copy and
-        // that it is not used from another CPU.
-        unsafe { &mut *ptr }
+        // SAFETY: The copy is valid until `self` is dropped, which needs `&mut self`, so not while
+        // the returned reference lives. The token proves that the caller stays on this CPU with
+        // interrupts disabled while it holds the reference; copies are only reached from their own
+        // CPU (here, and in `with_cpu`, which runs on the target CPU), so no other thread sees this
+        // copy meanwhile, and `T: Send` lets it be used by whichever thread runs on the CPU.
+        unsafe { &*ptr.cast::<T>() }
     }
+}
+
+/// Proof that the code holding it runs on one CPU with interrupts disabled, for as long as the
+/// token lives: no other code runs on this CPU meanwhile, except what the holder calls.
+///
+/// # Invariants
+///
+/// A token exists only while interrupts are disabled on the CPU that created it.
+pub(crate) struct LocalCpu<'a> {
+    // Neither `Send` nor `Sync`: the token is only valid on its CPU.
+    _p: PhantomData<(&'a (), *mut ())>,
+}
+
+impl LocalCpu<'_> {
+    /// Creates a token.
+    ///
+    /// # Safety
+    ///
+    /// Interrupts must be disabled on the current CPU for as long as the token lives.
+    pub(crate) unsafe fn new() -> Self {
+        // SAFETY: FFI call without arguments.
+        if !unsafe { bindings::rpmu_irqs_disabled() } {
+            warn_once(c_str!("CPU token created with interrupts enabled"));
+        }
+        // INVARIANT: Guaranteed by the caller (and checked above).
+        Self { _p: PhantomData }
+    }
+}
+
+/// Warns once (`WARN_ONCE()`): a kernel warning with a backtrace, for a broken invariant the code
+/// has recovered from.
+pub(crate) fn warn_once(msg: &'static CStr) {
+    // SAFETY: FFI call with a static NUL-terminated string.
+    unsafe { bindings::rpmu_warn_once(msg.as_char_ptr()) };
+}
+
+/// Runs `f` with preemption disabled, so that everything it does happens on one CPU.
+pub(crate) fn with_preemption_disabled<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: FFI call without arguments; it is balanced below.
+    unsafe { bindings::rpmu_preempt_disable() };
+    let ret = f();
+    // SAFETY: FFI call without arguments, balancing the call above.
+    unsafe { bindings::rpmu_preempt_enable() };
+    ret
 }
 
 /// A call of [`PerCpu::with_cpu`] on its way to another CPU.
@@ -90,10 +130,10 @@ struct CpuCall<'a, T, F, R> {
 }
 
 impl<T: Send> PerCpu<T> {
-    /// Runs `f` on `cpu` with that CPU's copy, with interrupts disabled, and returns its result;
+    /// Runs `f` on `cpu` with that CPU's copy and a token, with interrupts disabled, and returns its result;
     /// `None` when the CPU is offline. It waits for the other CPU, so it must be called in process
     /// context.
-    pub(crate) fn with_cpu<R: Send, F: FnOnce(&mut T) -> R + Send>(
+    pub(crate) fn with_cpu<R: Send, F: FnOnce(&T, &LocalCpu<'_>) -> R + Send>(
         &self,
         cpu: u32,
         f: F,
@@ -118,14 +158,13 @@ impl<T: Send> PerCpu<T> {
     /// # Safety
     ///
     /// `info` must point to a `CpuCall<'_, T, F, R>` that nothing else uses during the call.
-    unsafe extern "C" fn trampoline<F: FnOnce(&mut T) -> R, R>(info: *mut c_void) {
+    unsafe extern "C" fn trampoline<F: FnOnce(&T, &LocalCpu<'_>) -> R, R>(info: *mut c_void) {
         // SAFETY: Guaranteed by the caller.
         let call = unsafe { &mut *info.cast::<CpuCall<'_, T, F, R>>() };
-        // SAFETY: The function runs on its CPU with interrupts disabled (it is a cross-CPU call),
-        // so no other user of this CPU's copy runs meanwhile.
-        let data = unsafe { call.percpu.this_cpu_mut() };
+        // SAFETY: A cross-CPU call runs on its CPU with interrupts disabled until it returns.
+        let cpu = unsafe { LocalCpu::new() };
         if let Some(f) = call.f.take() {
-            call.ret = Some(f(data));
+            call.ret = Some(f(call.percpu.local(&cpu), &cpu));
         }
     }
 }

@@ -6,24 +6,33 @@
 //!
 //! A driver implements [`Driver`] and registers it with [`Registration`]. perf core then calls the
 //! driver through the `struct pmu` callbacks below, each of which wraps the `struct perf_event`
-//! it receives in a [`PerfEvent`].
+//! it receives in a [`PerfEvent`], and lends the driver its state for the calling CPU.
 //!
-//! The `struct pmu` is embedded in a `struct riscv_pmu`, as in the C drivers: the built-in RISC-V
-//! perf code (`arch_perf_update_userpage()` in `drivers/perf/riscv_pmu.c`) takes every event's PMU
-//! for one and calls its `ctr_get_width` to publish the counter width of an event user space reads
-//! directly.
+//! # Per-CPU state
+//!
+//! A PMU keeps one [`CpuStates`]: for each CPU, the events on its counters (kept by the `add` and
+//! `del` callbacks) and the driver's state, which a callback borrows for its duration through
+//! [`CpuStates::with_local`]. Code outside perf's callbacks that runs on the CPU with interrupts
+//! disabled (an overflow interrupt, CPU PM notifiers, hotplug callbacks) borrows it the same way,
+//! for a scope. perf core may call back into the PMU from inside such code (an overflow report
+//! reads the group's other events), so the borrow must end before such a call: the borrow is
+//! scope-bound, and a second borrow of the same CPU's state is refused with a warning instead of
+//! creating a second `&mut`.
 
+use super::arch::PmuContainer;
 use super::bindings;
-use super::percpu::{self, PerCpu};
+use super::irq::IrqContext;
+use super::percpu::{self, LocalCpu, PerCpu};
 use super::sysfs::AttributeGroups;
 use core::{
+    cell::{Cell, RefCell},
     marker::PhantomData,
     ptr::{addr_of, addr_of_mut},
-    sync::atomic::{AtomicU8, Ordering},
 };
 use kernel::{
+    c_str,
     error::{from_result, to_result},
-    ffi::{c_int, c_ulong, c_void},
+    ffi::{c_int, c_void},
     init::pin_init_from_closure,
     prelude::*,
     sync::Arc,
@@ -80,15 +89,16 @@ impl core::ops::BitOr for Capabilities {
 ///
 /// # Invariants
 ///
-/// The wrapped `struct perf_event` is valid while the reference exists, and the reference exists
-/// only for the duration of a PMU callback of this event, or of a callback that runs on the CPU the
-/// event holds a counter of with interrupts disabled (the overflow interrupt, CPU PM notifiers; see
-/// [`ActiveEvents`]). perf core serialises the callbacks of an event that run on its CPU, with
-/// interrupts disabled, so such a callback is the only user of the driver-owned fields (`hw`,
-/// `count`) meanwhile, except for `hw.flags` and `hw.idx`: the mmap callbacks (`event_mapped`,
-/// `event_unmapped`, `event_idx`) may read and update them from another CPU at the same time, as in
-/// the C driver, so those two fields are only accessed with single volatile loads and stores
-/// (`READ_ONCE()`/`WRITE_ONCE()`).
+/// The wrapped `struct perf_event` is valid while the reference exists: for the duration of a
+/// PMU callback of this event, or while the event is on a counter of the CPU whose interrupts-off
+/// section ([`LocalCpu`]) the reference is tied to (see [`CpuStates::event`]).
+///
+/// Fields are read and written through raw pointers, never through Rust references, each with a
+/// single volatile access (`READ_ONCE()`/`WRITE_ONCE()`): perf core and the mmap callbacks
+/// (`event_idx`, `event_mapped`, `event_unmapped`, which run on any CPU) may access `hw.idx` and
+/// `hw.flags` while a callback on the event's CPU does, as in the C drivers; the other fields of
+/// `hw` a PMU driver owns are only written by the PMU's callbacks on the event's CPU with
+/// interrupts disabled, and by `event_init` before the event is visible to anyone else.
 ///
 /// [`struct perf_event`]: srctree/include/linux/perf_event.h
 #[repr(transparent)]
@@ -99,15 +109,12 @@ impl PerfEvent {
     ///
     /// # Safety
     ///
-    /// `ptr` must be the event argument of a `struct pmu` callback that is running, and the
-    /// returned reference must not outlive that callback.
+    /// `ptr` must be valid for the lifetime `'a` (see the type invariants).
     unsafe fn from_raw<'a>(ptr: *mut bindings::perf_event) -> &'a Self {
         // CAST: `Self` is `repr(transparent)` over `Opaque<perf_event>`, itself transparent over
         // `perf_event`.
-        let ptr = ptr.cast::<Self>();
         // SAFETY: The caller guarantees that `ptr` is valid for the lifetime of the reference.
-        // INVARIANT: The caller guarantees that the reference does not outlive the callback.
-        unsafe { &*ptr }
+        unsafe { &*ptr.cast::<Self>() }
     }
 
     fn as_raw(&self) -> *mut bindings::perf_event {
@@ -118,12 +125,6 @@ impl PerfEvent {
         // SAFETY: By the type invariant the event is valid; perf core does not change `attr`
         // while the event exists.
         unsafe { &*addr_of!((*self.as_raw()).attr) }
-    }
-
-    fn hw(&self) -> *mut bindings::hw_perf_event__bindgen_ty_1__bindgen_ty_1 {
-        // SAFETY: By the type invariant the event is valid. The hardware-counter member of the
-        // `hw` union is the one perf core leaves to hardware PMU drivers.
-        unsafe { addr_of_mut!((*self.as_raw()).hw.__bindgen_anon_1.__bindgen_anon_1) }
     }
 
     /// The event's unique number (`id`).
@@ -186,97 +187,45 @@ impl PerfEvent {
         unsafe { bindings::rpmu_event_has_branch_stack(self.as_raw()) }
     }
 
-    /// The counter the event is on (`hw.idx`), or `None` when it has none.
-    pub(crate) fn hw_idx(&self) -> Option<usize> {
-        // SAFETY: By the type invariant the event is valid; `hw.idx` is only accessed with single
-        // volatile loads and stores.
-        let idx = unsafe { addr_of!((*self.hw()).idx).read_volatile() };
-        usize::try_from(idx).ok()
+    /// The hardware state of the event (`hw`), read and written in place.
+    pub(crate) fn hw(&self) -> HwPerfEvent<'_> {
+        HwPerfEvent { event: self }
     }
 
-    /// Sets the counter the event is on (`hw.idx`, `-1` for none).
-    pub(crate) fn set_hw_idx(&self, idx: Option<usize>) {
-        let idx = idx.and_then(|idx| c_int::try_from(idx).ok()).unwrap_or(-1);
-        // SAFETY: By the type invariant the event is valid; `hw.idx` is only accessed with single
-        // volatile loads and stores.
-        unsafe { addr_of_mut!((*self.hw()).idx).write_volatile(idx) };
+    /// Adds `delta` to the event's count (`local64_add()`).
+    pub(crate) fn add_count(&self, delta: u64) {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::rpmu_event_count_add(self.as_raw(), delta) };
     }
 
-    /// The driver's event selector (`hw.config`).
-    pub(crate) fn hw_config(&self) -> u64 {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.hw()).config }
+    /// Publishes the event's state to its user-space mapping (`perf_event_update_userpage()`).
+    pub(crate) fn update_userpage(&self) {
+        // SAFETY: By the type invariant the event is valid.
+        unsafe { bindings::perf_event_update_userpage(self.as_raw()) };
     }
 
-    /// Sets the driver's event selector (`hw.config`).
-    pub(crate) fn set_hw_config(&self, config: u64) {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.hw()).config = config };
-    }
-
-    /// The driver's event base (`hw.event_base`).
-    pub(crate) fn hw_event_base(&self) -> usize {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.hw()).event_base }
-    }
-
-    /// Sets the driver's event base (`hw.event_base`).
-    pub(crate) fn set_hw_event_base(&self, event_base: usize) {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.hw()).event_base = event_base as c_ulong };
-    }
-
-    /// The driver's configuration base (`hw.config_base`).
-    pub(crate) fn hw_config_base(&self) -> usize {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.hw()).config_base }
-    }
-
-    /// Sets the driver's configuration base (`hw.config_base`).
-    pub(crate) fn set_hw_config_base(&self, config_base: usize) {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.hw()).config_base = config_base as c_ulong };
-    }
-
-    /// The driver's private flags (`hw.flags`, `PERF_EVENT_FLAG_*`).
-    pub(crate) fn hw_flags(&self) -> u32 {
-        // SAFETY: By the type invariant the event is valid; `hw.flags` is only accessed with single
-        // volatile loads and stores.
-        let flags = unsafe { addr_of!((*self.hw()).flags).read_volatile() };
-        // CAST: The flags are a bit set; reinterpreting the bits as unsigned keeps them.
-        flags as u32
-    }
-
-    /// Sets the driver's private flags (`hw.flags`).
-    pub(crate) fn set_hw_flags(&self, flags: u32) {
-        // CAST: The flags are a bit set; reinterpreting the bits as signed keeps them.
-        let flags = flags as c_int;
-        // SAFETY: By the type invariant the event is valid; `hw.flags` is only accessed with single
-        // volatile loads and stores.
-        unsafe { addr_of_mut!((*self.hw()).flags).write_volatile(flags) };
-    }
-
-    /// A 64-bit word of driver data kept with the event (`hw.last_tag`, which only x86 uses).
+    /// Reports a counter overflow of a sampling event from its overflow interrupt
+    /// (`perf_event_overflow()`), with the period the sample stands for. Returns `true` when perf
+    /// core throttles the event: the driver should stop it, perf core starts it again later.
     ///
-    /// It is set once, at event_init, and may then be read from the event_init of another event
-    /// of its group.
-    pub(crate) fn hw_driver_word(&self) -> u64 {
-        // SAFETY: By the type invariant the event is valid; the word is written only at
-        // event_init, before the event is visible to others.
-        unsafe { (*self.hw()).last_tag }
-    }
-
-    /// Sets the word [`PerfEvent::hw_driver_word`] returns; only at event_init.
-    pub(crate) fn set_hw_driver_word(&self, word: u64) {
-        // SAFETY: By the type invariant the event is valid; in event_init nothing else sees it.
-        unsafe { (*self.hw()).last_tag = word };
+    /// perf core may call the PMU back from here (a sample that reads its group reads the other
+    /// events): the caller must not hold a borrow of the CPU's state (see [`CpuStates`]).
+    pub(crate) fn overflow(&self, _ctx: &IrqContext<'_>, last_period: u64) -> bool {
+        // SAFETY: By the type invariant the event is valid; the context proves this runs in an
+        // interrupt handler, whose registers `get_irq_regs()` returns.
+        unsafe { bindings::rpmu_event_overflow(self.as_raw(), last_period) != 0 }
     }
 
     /// Calls `f` with each event of the group this event joins that belongs to the same PMU, other
-    /// than this event: the group leader and its siblings. Only for `event_init`: perf core holds
-    /// the group's context mutex while it initialises a sibling, which keeps the sibling list as
-    /// it is, and this event is not on the list yet.
-    pub(crate) fn for_each_group_member(&self, mut f: impl FnMut(&PerfEvent)) {
+    /// than this event: the group leader and its siblings. Nothing when the event leads its group.
+    ///
+    /// Only for `event_init`, where perf core (`perf_try_init_event()`) holds the leader's context
+    /// mutex while it initialises a sibling of a hardware PMU, which keeps the group as it is.
+    pub(crate) fn for_each_group_member(
+        &self,
+        _init: &EventInit<'_>,
+        mut f: impl FnMut(&PerfEvent),
+    ) {
         let event = self.as_raw();
         // SAFETY: By the type invariant the event is valid; perf core sets `group_leader` and
         // `pmu` before it calls event_init.
@@ -284,14 +233,15 @@ impl PerfEvent {
         if leader.is_null() || leader == event {
             return;
         }
-        // SAFETY: The leader outlives the event's event_init: the new event holds a reference on
-        // the leader's file, and the context mutex keeps the group as it is.
+        // SAFETY: `event` is a sibling in its event_init, so perf core holds the leader's context
+        // mutex: the leader cannot leave its context (and be freed) meanwhile.
         let member = |ptr: *mut bindings::perf_event| unsafe { (*ptr).pmu } == pmu;
         if member(leader) {
-            // SAFETY: `leader` is a valid event (see above); the reference does not outlive `f`.
+            // SAFETY: `leader` is valid (see above); the reference does not outlive `f`.
             f(unsafe { PerfEvent::from_raw(leader) });
         }
-        // SAFETY: `leader` is valid; its sibling list is stable under the context mutex.
+        // SAFETY: `leader` is valid; its sibling list only changes under its context mutex, which
+        // perf core holds.
         let head = unsafe { addr_of_mut!((*leader).sibling_list) };
         // SAFETY: `head` is a valid, initialised list head.
         let mut pos = unsafe { (*head).next };
@@ -300,103 +250,100 @@ impl PerfEvent {
             let sibling = unsafe { kernel::container_of!(pos, bindings::perf_event, sibling_list) }
                 .cast_mut();
             if member(sibling) {
-                // SAFETY: `sibling` is a valid event of the group; the reference does not outlive
-                // `f`.
+                // SAFETY: `sibling` is a valid event of the group, kept by the mutex; the reference
+                // does not outlive `f`.
                 f(unsafe { PerfEvent::from_raw(sibling) });
             }
             // SAFETY: `pos` is a valid list entry.
             pos = unsafe { (*pos).next };
         }
     }
+}
 
-    /// The hardware state (`hw.state`, `PERF_HES_*` bits).
-    pub(crate) fn hw_state_bits(&self) -> u32 {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        let state = unsafe { (*self.as_raw()).hw.state };
-        // CAST: `hw.state` holds `PERF_HES_*` bits.
-        state as u32
-    }
+/// Proof that the code runs in a PMU's `event_init` callback.
+pub(crate) struct EventInit<'a> {
+    _p: PhantomData<&'a ()>,
+}
 
-    /// Sets the hardware state (`hw.state`).
-    pub(crate) fn set_hw_state_bits(&self, state: u32) {
-        // CAST: `PERF_HES_*` bits fit in the `int` field.
-        let state = state as c_int;
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.as_raw()).hw.state = state };
+/// Generates the accessors of a field of `hw_perf_event`, each a single volatile access through a
+/// raw pointer (see the invariants of [`PerfEvent`]).
+macro_rules! hw_fields {
+    ($($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
+        $(
+            $(#[$doc])*
+            pub(crate) fn $get(&self) -> $ty {
+                // SAFETY: By the type invariant of `PerfEvent` the event is valid; the field is
+                // read with a single volatile load, without creating a reference.
+                let value = unsafe { addr_of!((*self.event.as_raw()).hw.$($field).+).read_volatile() };
+                // CAST: The Rust type has the C type's size; bits are kept as they are.
+                value as $ty
+            }
+
+            #[doc = concat!("Sets the field [`HwPerfEvent::", stringify!($get), "`] reads.")]
+            pub(crate) fn $set(&self, value: $ty) {
+                // SAFETY: As above, with a single volatile store.
+                // CAST: As above.
+                unsafe {
+                    addr_of_mut!((*self.event.as_raw()).hw.$($field).+).write_volatile(value as _)
+                };
+            }
+        )*
+    };
+}
+
+/// The hardware state of an event (`struct hw_perf_event`): the fields perf core leaves to
+/// hardware PMU drivers, read and written in place.
+pub(crate) struct HwPerfEvent<'a> {
+    event: &'a PerfEvent,
+}
+
+impl HwPerfEvent<'_> {
+    hw_fields! {
+        /// The counter the event is on (`hw.idx`), or -1.
+        idx, set_idx: i32 = __bindgen_anon_1.__bindgen_anon_1.idx;
+        /// The driver's event selector (`hw.config`).
+        config, set_config: u64 = __bindgen_anon_1.__bindgen_anon_1.config;
+        /// The driver's configuration base (`hw.config_base`).
+        config_base, set_config_base: usize = __bindgen_anon_1.__bindgen_anon_1.config_base;
+        /// The driver's event base (`hw.event_base`).
+        event_base, set_event_base: usize = __bindgen_anon_1.__bindgen_anon_1.event_base;
+        /// The driver's private flags (`hw.flags`).
+        flags, set_flags: u32 = __bindgen_anon_1.__bindgen_anon_1.flags;
+        /// The hardware state (`hw.state`, `PERF_HES_*` bits).
+        state, set_state: u32 = state;
+        /// The sampling period (`hw.sample_period`).
+        sample_period, set_sample_period: u64 = sample_period;
+        /// The period of the last sample (`hw.last_period`).
+        last_period, set_last_period: u64 = __bindgen_anon_2.__bindgen_anon_1.last_period;
     }
 
     /// The counter value the event's count was last brought up to date with (`hw.prev_count`).
     pub(crate) fn prev_count(&self) -> u64 {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_prev_count_read(self.as_raw()) }
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid.
+        unsafe { bindings::rpmu_event_prev_count_read(self.event.as_raw()) }
     }
 
     /// Sets `hw.prev_count`.
     pub(crate) fn set_prev_count(&self, value: u64) {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_prev_count_set(self.as_raw(), value) };
-    }
-
-    /// Adds `delta` to the event's count.
-    pub(crate) fn add_count(&self, delta: u64) {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_count_add(self.as_raw(), delta) };
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid.
+        unsafe { bindings::rpmu_event_prev_count_set(self.event.as_raw(), value) };
     }
 
     /// What is left of the sampling period (`hw.period_left`).
     pub(crate) fn period_left(&self) -> i64 {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_period_left_read(self.as_raw()) }
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid.
+        unsafe { bindings::rpmu_event_period_left_read(self.event.as_raw()) }
     }
 
     /// Sets `hw.period_left`.
     pub(crate) fn set_period_left(&self, value: i64) {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_period_left_set(self.as_raw(), value) };
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid.
+        unsafe { bindings::rpmu_event_period_left_set(self.event.as_raw(), value) };
     }
 
-    /// The sampling period (`hw.sample_period`).
-    pub(crate) fn sample_period(&self) -> u64 {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.as_raw()).hw.sample_period }
-    }
-
-    /// Sets the sampling period (`hw.sample_period`).
-    pub(crate) fn set_sample_period(&self, period: u64) {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`.
-        unsafe { (*self.as_raw()).hw.sample_period = period };
-    }
-
-    /// The period of the last sample (`hw.last_period`).
-    pub(crate) fn last_period(&self) -> u64 {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`; the
-        // counting member of the union is the one hardware PMU drivers use.
-        unsafe {
-            (*self.as_raw())
-                .hw
-                .__bindgen_anon_2
-                .__bindgen_anon_1
-                .last_period
-        }
-    }
-
-    /// Sets the period of the last sample (`hw.last_period`).
-    pub(crate) fn set_last_period(&self, period: u64) {
-        // SAFETY: By the type invariant the event is valid and the callback owns `hw`; the
-        // counting member of the union is the one hardware PMU drivers use.
-        unsafe {
-            (*self.as_raw())
-                .hw
-                .__bindgen_anon_2
-                .__bindgen_anon_1
-                .last_period = period
-        };
-    }
-
-    /// Publishes the event's state to its user-space mapping (`perf_event_update_userpage()`).
-    pub(crate) fn update_userpage(&self) {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::perf_event_update_userpage(self.as_raw()) };
+    /// The event's unique number (`id`).
+    pub(crate) fn id(&self) -> u64 {
+        self.event.id()
     }
 }
 
@@ -438,11 +385,110 @@ impl Mm {
     }
 }
 
+/// The number of counters a PMU may have: the size of each CPU's table of events by counter.
+pub(crate) const MAX_COUNTERS: usize = 64;
+
+/// One CPU's part of a [`CpuStates`].
+///
+/// # Invariants
+///
+/// A non-null entry of `events` is an event perf core has added to a PMU on this CPU (its `add`
+/// callback succeeded) and not yet deleted: `del` clears it before the event leaves.
+struct PmuCpu<D> {
+    events: [Cell<*mut bindings::perf_event>; MAX_COUNTERS],
+    state: RefCell<D>,
+}
+
+// SAFETY: The event pointers are only dereferenced on this CPU (see `CpuStates::event`); `D` is
+// `Send`.
+unsafe impl<D: Send> Send for PmuCpu<D> {}
+
+/// The per-CPU state of a PMU: for each CPU, the events on its counters and the driver's state `D`.
+pub(crate) struct CpuStates<D>(PerCpu<PmuCpu<D>>);
+
+impl<D: Send> CpuStates<D> {
+    /// Allocates the state of every possible CPU, `init` giving the driver's part.
+    pub(crate) fn new(init: impl Fn(u32) -> D) -> Result<Self> {
+        Ok(Self(PerCpu::new(|cpu| PmuCpu {
+            // INVARIANT: No entry is set.
+            events: [const { Cell::new(core::ptr::null_mut()) }; MAX_COUNTERS],
+            state: RefCell::new(init(cpu)),
+        })?))
+    }
+
+    /// Runs `f` with this CPU's state, borrowed for the call only.
+    ///
+    /// A borrow while another is live on this CPU (code that re-enters the PMU while it holds the
+    /// state) is refused with a warning and `None`: no path gets two `&mut` to one CPU's state.
+    pub(crate) fn with_local<R>(
+        &self,
+        cpu: &LocalCpu<'_>,
+        f: impl FnOnce(&mut D) -> R,
+    ) -> Option<R> {
+        match self.0.local(cpu).state.try_borrow_mut() {
+            Ok(mut state) => Some(f(&mut state)),
+            Err(_) => {
+                percpu::warn_once(c_str!("PMU state of a CPU borrowed while borrowed"));
+                None
+            }
+        }
+    }
+
+    /// The event on counter `idx` of this CPU, if any, for as long as interrupts stay disabled.
+    pub(crate) fn event<'a>(&'a self, cpu: &'a LocalCpu<'_>, idx: usize) -> Option<&'a PerfEvent> {
+        let ptr = self.0.local(cpu).events.get(idx)?.get();
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: By the invariant of `PmuCpu` the event is on this CPU's PMU; only its `del`
+        // callback takes it off, which runs on this CPU with interrupts disabled, so not during the
+        // interrupts-off section the token stands for, unless the token's holder is that `del`
+        // itself, which clears the entry before the driver runs. The reference is bounded by the
+        // token.
+        Some(unsafe { PerfEvent::from_raw(ptr) })
+    }
+
+    /// Runs `f` on `cpu` with its state (a cross-CPU call, process context); `None` when the CPU is
+    /// offline.
+    pub(crate) fn with_cpu<R: Send>(
+        &self,
+        cpu: u32,
+        f: impl FnOnce(&mut D) -> R + Send,
+    ) -> Option<R> {
+        self.0
+            .with_cpu(cpu, |pmu_cpu, _| {
+                pmu_cpu.state.try_borrow_mut().ok().map(|mut s| f(&mut s))
+            })
+            .flatten()
+    }
+
+    /// Records `event` on the counter `idx` of this CPU.
+    fn set_event(&self, cpu: &LocalCpu<'_>, idx: Option<usize>, event: *mut bindings::perf_event) {
+        let events = &self.0.local(cpu).events;
+        // INVARIANT: `add` succeeded for the event. An event the driver left without a counter
+        // (or with an out-of-range one) is not recorded.
+        if let Some(slot) = idx.and_then(|idx| events.get(idx)) {
+            slot.set(event);
+        }
+    }
+
+    /// Forgets `event` wherever this CPU's table has it.
+    fn clear_event(&self, cpu: &LocalCpu<'_>, event: *mut bindings::perf_event) {
+        // Every entry is checked, not only the event's counter: the invariant holds whatever the
+        // driver did with `hw.idx`.
+        for slot in &self.0.local(cpu).events {
+            if slot.get() == event {
+                slot.set(core::ptr::null_mut());
+            }
+        }
+    }
+}
+
 /// A PMU driver.
 ///
 /// perf core calls these methods through the `struct pmu` callbacks of a [`Registration`]. All but
-/// `event_init` run on the CPU the event counts on, with interrupts disabled, and get that CPU's
-/// [`Driver::CpuData`].
+/// `event_init` and the mmap callbacks run on the CPU the event counts on, with interrupts
+/// disabled, and get that CPU's state, borrowed for the call.
 #[vtable]
 pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// The PMU name, as it appears under `/sys/bus/event_source/devices/`.
@@ -451,37 +497,37 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// The PMU type: a `PERF_TYPE_*` value to claim a fixed type, or `-1` for a dynamic one.
     const TYPE: i32;
 
-    /// Per-CPU state of the PMU.
-    type CpuData: Send;
+    /// The driver's state of each CPU.
+    type CpuState: Send;
 
     /// Checks an event and prepares it for counting (`pmu::event_init`).
     ///
     /// Returns `ENOENT` for an event this PMU does not handle, so perf core tries another PMU.
-    fn event_init(&self, event: &PerfEvent) -> Result;
+    fn event_init(&self, event: &PerfEvent, init: &EventInit<'_>) -> Result;
 
-    /// Puts an event on a counter of this CPU (`pmu::add`).
-    fn add(&self, cpu: &mut Self::CpuData, event: &PerfEvent, flags: EventFlags) -> Result;
+    /// Puts an event on a counter of this CPU (`pmu::add`); the counter goes in `hw.idx`.
+    fn add(&self, cpu: &mut Self::CpuState, event: &PerfEvent, flags: EventFlags) -> Result;
 
     /// Takes an event off its counter (`pmu::del`).
-    fn del(&self, cpu: &mut Self::CpuData, event: &PerfEvent, flags: EventFlags);
+    fn del(&self, cpu: &mut Self::CpuState, event: &PerfEvent, flags: EventFlags);
 
     /// Starts counting (`pmu::start`).
-    fn start(&self, cpu: &mut Self::CpuData, event: &PerfEvent, flags: EventFlags);
+    fn start(&self, cpu: &mut Self::CpuState, event: &PerfEvent, flags: EventFlags);
 
     /// Stops counting (`pmu::stop`).
-    fn stop(&self, cpu: &mut Self::CpuData, event: &PerfEvent, flags: EventFlags);
+    fn stop(&self, cpu: &mut Self::CpuState, event: &PerfEvent, flags: EventFlags);
 
     /// Brings the event's count up to date (`pmu::read`).
-    fn read(&self, cpu: &mut Self::CpuData, event: &PerfEvent);
+    fn read(&self, cpu: &mut Self::CpuState, event: &PerfEvent);
 
     /// Opens a window in which perf core adds, removes, starts and stops events of this CPU
-    /// (`pmu::pmu_disable`); perf core does not nest the calls.
-    fn pmu_disable(&self, _cpu: &mut Self::CpuData) {
+    /// (`pmu::pmu_disable`).
+    fn pmu_disable(&self, _cpu: &mut Self::CpuState) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// Closes the window opened by [`Driver::pmu_disable`] (`pmu::pmu_enable`).
-    fn pmu_enable(&self, _cpu: &mut Self::CpuData) {
+    fn pmu_enable(&self, _cpu: &mut Self::CpuState) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -492,8 +538,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// The event was mmap'd into `mm` (`pmu::event_mapped`): user space may now read its counter
-    /// directly. Runs in the mapping task, on any CPU.
+    /// The event was mmap'd into `mm` (`pmu::event_mapped`). Runs in the mapping task.
     fn event_mapped(&self, _event: &PerfEvent, _mm: &Mm) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -502,50 +547,23 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn event_unmapped(&self, _event: &PerfEvent, _mm: &Mm) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
-
-    /// The width of counter `idx` in bits, minus one (`riscv_pmu::ctr_get_width`), or `None` for
-    /// a counter that does not exist. perf publishes it in the mmap page of an event user space
-    /// reads directly. It is asked once, at registration.
-    fn ctr_width(&self, idx: usize) -> Option<u8>;
 }
 
-/// The number of counters a RISC-V PMU may have (`RISCV_MAX_COUNTERS`).
-const MAX_COUNTERS: usize = 64;
-
-#[allow(
-    clippy::declare_interior_mutable_const,
-    reason = "the constant only initialises the elements of CTR_WIDTHS"
-)]
-const NO_WIDTH: AtomicU8 = AtomicU8::new(0);
-
-/// The counter widths `riscv_pmu::ctr_get_width` returns. Its C signature carries only a counter
-/// index, no PMU, so the widths live here; perf core has a single `cpu` PMU, so one table serves.
-static CTR_WIDTHS: [AtomicU8; MAX_COUNTERS] = [NO_WIDTH; MAX_COUNTERS];
-
-/// `riscv_pmu::ctr_get_width`: the width of counter `idx` minus one, 0 for an unknown counter.
-extern "C" fn ctr_get_width_callback(idx: c_int) -> c_int {
-    usize::try_from(idx)
-        .ok()
-        .and_then(|idx| CTR_WIDTHS.get(idx))
-        .map_or(0, |width| c_int::from(width.load(Ordering::Relaxed)))
-}
-
-/// A registered PMU: the `struct pmu` perf core knows, the driver, and its per-CPU data.
+/// A registered PMU: the `struct pmu` perf core knows, the driver and its per-CPU state.
 ///
 /// # Invariants
 ///
-/// `rvpmu.pmu` is registered with perf core from the end of initialisation until drop, and its
-/// callbacks are those of [`Adapter<T>`].
+/// The `struct pmu` in `container` is registered with perf core from the end of initialisation
+/// until drop, and its callbacks are those of [`Adapter<T>`].
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: Driver> {
-    data: T,
-    cpu_data: Arc<PerCpu<T::CpuData>>,
-    events: Arc<PerCpu<EventSlots>>,
+    driver: Arc<T>,
+    cpus: Arc<CpuStates<T::CpuState>>,
     #[pin]
-    rvpmu: Opaque<bindings::riscv_pmu>,
+    container: PmuContainer,
 }
 
-// SAFETY: The registration is only reached through shared references; `T` is `Sync`, per-CPU data
+// SAFETY: The registration is only reached through shared references; `T` is `Sync`, per-CPU state
 // is only used on its own CPU, and the `struct pmu` is only changed by perf core under its locks.
 unsafe impl<T: Driver> Sync for Registration<T> {}
 
@@ -553,30 +571,22 @@ unsafe impl<T: Driver> Sync for Registration<T> {}
 unsafe impl<T: Driver> Send for Registration<T> {}
 
 impl<T: Driver> Registration<T> {
-    /// Registers `data` as a PMU with perf core, with `cpu_data` as its per-CPU state.
+    /// Registers `driver` as a PMU with perf core, with `cpus` as its per-CPU state.
     ///
     /// The PMU holds a reference on `module` while events exist, so the module cannot be unloaded
-    /// under them. `cpu_data` may be shared with code that runs on each CPU with interrupts
-    /// disabled, such as CPU hotplug callbacks: perf core calls the PMU callbacks that get the
-    /// per-CPU state with interrupts disabled too, so the two never overlap on a CPU.
-    ///
-    /// The callbacks keep `events` up to date: each CPU's table holds the events on its counters.
+    /// under them. `cpus` may be shared with code that borrows a CPU's state on that CPU with
+    /// interrupts disabled, such as an overflow interrupt.
     pub(crate) fn new<const N: usize>(
         module: &'static ThisModule,
-        data: T,
-        cpu_data: Arc<PerCpu<T::CpuData>>,
-        events: Arc<PerCpu<EventSlots>>,
+        driver: Arc<T>,
+        cpus: Arc<CpuStates<T::CpuState>>,
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
     ) -> impl PinInit<Self, Error> {
-        for (idx, width) in CTR_WIDTHS.iter().enumerate() {
-            width.store(data.ctr_width(idx).unwrap_or(0), Ordering::Relaxed);
-        }
         try_pin_init!(Self {
-            data,
-            cpu_data,
-            events,
-            rvpmu <- Self::register(module, capabilities, attr_groups),
+            driver,
+            cpus,
+            container <- Self::register(module, capabilities, attr_groups),
         }? Error)
     }
 
@@ -584,9 +594,8 @@ impl<T: Driver> Registration<T> {
         module: &'static ThisModule,
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
-    ) -> impl PinInit<Opaque<bindings::riscv_pmu>, Error> {
-        let init = move |slot: *mut Opaque<bindings::riscv_pmu>| {
-            let rvpmu = Opaque::raw_get(slot);
+    ) -> impl PinInit<PmuContainer, Error> {
+        let init = move |slot: *mut PmuContainer| {
             // CAST: Both `module` types are bindgen's image of the same `struct module`.
             let module = module.as_ptr().cast::<bindings::module>();
             // CAST: `PERF_PMU_CAP_*` bits fit in the `int` field.
@@ -609,17 +618,10 @@ impl<T: Driver> Registration<T> {
                     .then_some(Adapter::<T>::event_unmapped_callback),
                 ..Default::default()
             };
-            // Only `pmu` and `ctr_get_width` of the `struct riscv_pmu` are used by the kernel
-            // outside the C drivers; the rest stays zero.
-            let value = bindings::riscv_pmu {
-                pmu,
-                ctr_get_width: Some(ctr_get_width_callback),
-                ..Default::default()
-            };
             // SAFETY: `slot` is valid for writes and pinned: the registration does not move.
-            unsafe { rvpmu.write(value) };
-            // SAFETY: `rvpmu` is valid: it was just written.
-            let pmu = unsafe { addr_of_mut!((*rvpmu).pmu) };
+            unsafe { slot.write(PmuContainer::new(pmu)) };
+            // SAFETY: The container was just written.
+            let pmu = unsafe { PmuContainer::pmu(slot) };
             // SAFETY: `pmu` is initialised and stays at this address until `drop` unregisters it;
             // the name is a static string. The other fields of the registration are initialised
             // before this one, so the callbacks find them.
@@ -635,8 +637,10 @@ impl<T: Driver> Registration<T> {
 impl<T: Driver> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: By the type invariant the PMU is registered. perf_pmu_unregister() waits until
-        // no callback runs any more, so the other fields outlive every use by perf core.
-        unsafe { bindings::perf_pmu_unregister(addr_of_mut!((*self.rvpmu.get()).pmu)) };
+        // no callback runs any more, and perf core has deleted every event first (the module
+        // reference keeps them from outliving the registration), so the other fields outlive
+        // every use by perf core.
+        unsafe { bindings::perf_pmu_unregister(PmuContainer::pmu(&self.container)) };
     }
 }
 
@@ -644,80 +648,41 @@ impl<T: Driver> PinnedDrop for Registration<T> {
 struct Adapter<T: Driver>(PhantomData<T>);
 
 impl<T: Driver> Adapter<T> {
-    /// Returns the registration an event belongs to.
-    ///
-    /// # Safety
-    ///
-    /// `event` must be the argument of a running callback of a [`Registration<T>`].
-    unsafe fn registration<'a>(event: *mut bindings::perf_event) -> &'a Registration<T> {
-        // SAFETY: The caller guarantees that `event` is valid; perf core set `event->pmu` to the
-        // PMU whose callback runs.
-        let pmu = unsafe { (*event).pmu };
-        // SAFETY: `pmu` is the PMU of a running callback of a `Registration<T>`.
-        unsafe { Self::registration_of_pmu(pmu) }
-    }
-
     /// Returns the registration a `struct pmu` belongs to.
     ///
     /// # Safety
     ///
     /// `pmu` must be the argument (or the event's PMU) of a running callback of a
     /// [`Registration<T>`].
-    unsafe fn registration_of_pmu<'a>(pmu: *mut bindings::pmu) -> &'a Registration<T> {
-        // SAFETY: `pmu` is the `pmu` field of the `riscv_pmu` of a `Registration<T>`, since only
-        // those have these callbacks.
-        let rvpmu = unsafe { kernel::container_of!(pmu, bindings::riscv_pmu, pmu) };
-        // CAST: `Opaque<riscv_pmu>` is `repr(transparent)` over `riscv_pmu`.
-        let rvpmu = rvpmu.cast_mut().cast::<Opaque<bindings::riscv_pmu>>();
-        // SAFETY: `rvpmu` is the `rvpmu` field of a `Registration<T>`, as above.
-        let registration = unsafe { kernel::container_of!(rvpmu, Registration<T>, rvpmu) };
+    unsafe fn registration<'a>(pmu: *mut bindings::pmu) -> &'a Registration<T> {
+        // SAFETY: Only the `pmu` of a `Registration<T>`'s container has these callbacks.
+        let container = unsafe { PmuContainer::from_pmu(pmu) };
+        // SAFETY: `container` is the `container` field of a `Registration<T>`.
+        let registration = unsafe { kernel::container_of!(container, Registration<T>, container) };
         // SAFETY: The registration outlives its callbacks (see `PinnedDrop`).
         unsafe { &*registration }
     }
 
-    /// Runs `f` with the driver, this CPU's data and the event.
+    /// Runs `f` with the driver, this CPU's state and the event.
     ///
     /// # Safety
     ///
     /// `event` must be the argument of a running `add`, `del`, `start`, `stop` or `read` callback
     /// of a [`Registration<T>`].
-    unsafe fn with_cpu<R>(
+    unsafe fn with_state<R>(
         event: *mut bindings::perf_event,
-        f: impl FnOnce(&T, &mut T::CpuData, &PerfEvent) -> R,
-    ) -> R {
-        // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(event) };
-        // SAFETY: perf core calls these callbacks on the event's CPU with interrupts disabled and
-        // never runs two of them at once on a CPU, so nothing else uses this CPU's data now.
-        let cpu = unsafe { registration.cpu_data.this_cpu_mut() };
-        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
-        let event = unsafe { PerfEvent::from_raw(event) };
-        f(&registration.data, cpu, event)
-    }
-
-    /// [`Self::with_cpu`], with this CPU's table of the events on its counters too (for `add` and
-    /// `del`, which keep it).
-    ///
-    /// # Safety
-    ///
-    /// `event` must be the argument of a running `add` or `del` callback of a [`Registration<T>`].
-    unsafe fn with_cpu_slots<R>(
-        event: *mut bindings::perf_event,
-        f: impl FnOnce(&T, &mut T::CpuData, &mut EventSlots, &PerfEvent) -> R,
-    ) -> R {
-        // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(event) };
-        // SAFETY: As in `with_cpu`: on the event's CPU, interrupts disabled, no other callback of
-        // this PMU running there.
-        let (cpu, slots) = unsafe {
-            (
-                registration.cpu_data.this_cpu_mut(),
-                registration.events.this_cpu_mut(),
-            )
-        };
+        f: impl FnOnce(&Registration<T>, &LocalCpu<'_>, &mut T::CpuState, &PerfEvent) -> R,
+    ) -> Option<R> {
+        // SAFETY: Guaranteed by the caller: perf core set `event->pmu` to the PMU of the callback.
+        let registration = unsafe { Self::registration((*event).pmu) };
+        // SAFETY: perf core calls these callbacks on the event's CPU with interrupts disabled (under
+        // the context lock, from a cross-CPU call, or from an interrupt).
+        let cpu = unsafe { LocalCpu::new() };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let ev = unsafe { PerfEvent::from_raw(event) };
-        f(&registration.data, cpu, slots, ev)
+        registration
+            .cpus
+            .with_local(&cpu, |state| f(registration, &cpu, state, ev))
     }
 
     /// # Safety
@@ -725,11 +690,12 @@ impl<T: Driver> Adapter<T> {
     /// `event` must be passed by perf core to the `event_init` callback.
     unsafe extern "C" fn event_init_callback(event: *mut bindings::perf_event) -> c_int {
         from_result(|| {
-            // SAFETY: perf core calls `event_init` of this PMU only.
-            let registration = unsafe { Self::registration(event) };
+            // SAFETY: perf core sets `event->pmu` to this PMU before calling its `event_init`.
+            let registration = unsafe { Self::registration((*event).pmu) };
             // SAFETY: The event is being initialised by this callback.
             let event = unsafe { PerfEvent::from_raw(event) };
-            registration.data.event_init(event)?;
+            let init = EventInit { _p: PhantomData };
+            registration.driver.event_init(event, &init)?;
             Ok(0)
         })
     }
@@ -740,13 +706,15 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn add_callback(event: *mut bindings::perf_event, flags: c_int) -> c_int {
         from_result(|| {
             // SAFETY: Guaranteed by the caller.
-            unsafe {
-                Self::with_cpu_slots(event, |pmu, cpu, slots, ev| {
-                    pmu.add(cpu, ev, EventFlags::from_raw(flags))?;
-                    slots.set(ev.hw_idx(), event);
+            let added = unsafe {
+                Self::with_state(event, |reg, cpu, state, ev| {
+                    reg.driver.add(state, ev, EventFlags::from_raw(flags))?;
+                    let idx = usize::try_from(ev.hw().idx()).ok();
+                    reg.cpus.set_event(cpu, idx, event);
                     Ok::<(), Error>(())
                 })
-            }?;
+            };
+            added.unwrap_or(Err(EBUSY))?;
             Ok(0)
         })
     }
@@ -756,11 +724,19 @@ impl<T: Driver> Adapter<T> {
     /// `event` must be passed by perf core to the `del` callback.
     unsafe extern "C" fn del_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
-        unsafe {
-            Self::with_cpu_slots(event, |pmu, cpu, slots, ev| {
-                slots.clear(ev.hw_idx(), event);
-                pmu.del(cpu, ev, EventFlags::from_raw(flags))
+        let deleted = unsafe {
+            Self::with_state(event, |reg, cpu, state, ev| {
+                reg.cpus.clear_event(cpu, event);
+                reg.driver.del(state, ev, EventFlags::from_raw(flags));
             })
+        };
+        if deleted.is_none() {
+            // The driver could not run; the event must still leave the table.
+            // SAFETY: As in `with_state`.
+            let cpu = unsafe { LocalCpu::new() };
+            // SAFETY: Guaranteed by the caller.
+            let registration = unsafe { Self::registration((*event).pmu) };
+            registration.cpus.clear_event(&cpu, event);
         }
     }
 
@@ -770,10 +746,10 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn start_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
         unsafe {
-            Self::with_cpu(event, |pmu, cpu, event| {
-                pmu.start(cpu, event, EventFlags::from_raw(flags))
+            Self::with_state(event, |reg, _, state, ev| {
+                reg.driver.start(state, ev, EventFlags::from_raw(flags))
             })
-        }
+        };
     }
 
     /// # Safety
@@ -782,25 +758,35 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn stop_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
         unsafe {
-            Self::with_cpu(event, |pmu, cpu, event| {
-                pmu.stop(cpu, event, EventFlags::from_raw(flags))
+            Self::with_state(event, |reg, _, state, ev| {
+                reg.driver.stop(state, ev, EventFlags::from_raw(flags))
             })
-        }
+        };
     }
 
-    /// Runs `f` with the driver and this CPU's data.
+    /// # Safety
+    ///
+    /// `event` must be passed by perf core to the `read` callback.
+    unsafe extern "C" fn read_callback(event: *mut bindings::perf_event) {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { Self::with_state(event, |reg, _, state, ev| reg.driver.read(state, ev)) };
+    }
+
+    /// Runs `f` with the driver and this CPU's state.
     ///
     /// # Safety
     ///
     /// `pmu` must be the argument of a running `pmu_enable` or `pmu_disable` callback of a
     /// [`Registration<T>`].
-    unsafe fn with_pmu_cpu(pmu: *mut bindings::pmu, f: impl FnOnce(&T, &mut T::CpuData)) {
+    unsafe fn with_pmu_state(pmu: *mut bindings::pmu, f: impl FnOnce(&T, &mut T::CpuState)) {
         // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration_of_pmu(pmu) };
+        let registration = unsafe { Self::registration(pmu) };
         // SAFETY: perf core calls these callbacks with interrupts disabled, on the CPU whose
-        // events they bracket, and never inside another callback of this PMU on that CPU.
-        let cpu = unsafe { registration.cpu_data.this_cpu_mut() };
-        f(&registration.data, cpu)
+        // events they bracket.
+        let cpu = unsafe { LocalCpu::new() };
+        registration
+            .cpus
+            .with_local(&cpu, |state| f(&registration.driver, state));
     }
 
     /// # Safety
@@ -808,7 +794,7 @@ impl<T: Driver> Adapter<T> {
     /// `pmu` must be passed by perf core to the `pmu_enable` callback.
     unsafe extern "C" fn pmu_enable_callback(pmu: *mut bindings::pmu) {
         // SAFETY: Guaranteed by the caller.
-        unsafe { Self::with_pmu_cpu(pmu, |data, cpu| data.pmu_enable(cpu)) }
+        unsafe { Self::with_pmu_state(pmu, |driver, state| driver.pmu_enable(state)) }
     }
 
     /// # Safety
@@ -816,7 +802,7 @@ impl<T: Driver> Adapter<T> {
     /// `pmu` must be passed by perf core to the `pmu_disable` callback.
     unsafe extern "C" fn pmu_disable_callback(pmu: *mut bindings::pmu) {
         // SAFETY: Guaranteed by the caller.
-        unsafe { Self::with_pmu_cpu(pmu, |data, cpu| data.pmu_disable(cpu)) }
+        unsafe { Self::with_pmu_state(pmu, |driver, state| driver.pmu_disable(state)) }
     }
 
     /// # Safety
@@ -824,10 +810,10 @@ impl<T: Driver> Adapter<T> {
     /// `event` must be passed by perf core to the `event_idx` callback.
     unsafe extern "C" fn event_idx_callback(event: *mut bindings::perf_event) -> c_int {
         // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(event) };
+        let registration = unsafe { Self::registration((*event).pmu) };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let event = unsafe { PerfEvent::from_raw(event) };
-        c_int::try_from(registration.data.event_idx(event)).unwrap_or(0)
+        c_int::try_from(registration.driver.event_idx(event)).unwrap_or(0)
     }
 
     /// # Safety
@@ -838,10 +824,10 @@ impl<T: Driver> Adapter<T> {
         mm: *mut bindings::mm_struct,
     ) {
         // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(event) };
+        let registration = unsafe { Self::registration((*event).pmu) };
         // SAFETY: Guaranteed by the caller; the references do not leave this function.
         let (event, mm) = unsafe { (PerfEvent::from_raw(event), Mm::from_raw(mm)) };
-        registration.data.event_mapped(event, mm);
+        registration.driver.event_mapped(event, mm);
     }
 
     /// # Safety
@@ -852,348 +838,9 @@ impl<T: Driver> Adapter<T> {
         mm: *mut bindings::mm_struct,
     ) {
         // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(event) };
+        let registration = unsafe { Self::registration((*event).pmu) };
         // SAFETY: Guaranteed by the caller; the references do not leave this function.
         let (event, mm) = unsafe { (PerfEvent::from_raw(event), Mm::from_raw(mm)) };
-        registration.data.event_unmapped(event, mm);
-    }
-
-    /// # Safety
-    ///
-    /// `event` must be passed by perf core to the `read` callback.
-    unsafe extern "C" fn read_callback(event: *mut bindings::perf_event) {
-        // SAFETY: Guaranteed by the caller.
-        unsafe { Self::with_cpu(event, |pmu, cpu, event| pmu.read(cpu, event)) }
-    }
-}
-
-/// The events on the counters of one CPU (`cpu_hw_events::events`), indexed by counter: the PMU
-/// callbacks record an event when `add` gives it a counter and forget it in `del`.
-///
-/// # Invariants
-///
-/// A non-null entry is an event perf core has added to this CPU's PMU and not deleted yet.
-pub(crate) struct EventSlots([*mut bindings::perf_event; MAX_COUNTERS]);
-
-// SAFETY: The table only holds pointers; they are used on the CPU the table belongs to.
-unsafe impl Send for EventSlots {}
-
-impl EventSlots {
-    /// A table without events.
-    pub(crate) const fn new() -> Self {
-        // INVARIANT: No entry is set.
-        Self([core::ptr::null_mut(); MAX_COUNTERS])
-    }
-
-    /// Records `event` on counter `idx`; `add` calls it once the event has the counter.
-    fn set(&mut self, idx: Option<usize>, event: *mut bindings::perf_event) {
-        // INVARIANT: `add` succeeded, so perf core has added the event to this CPU's PMU.
-        if let Some(slot) = idx.and_then(|idx| self.0.get_mut(idx)) {
-            *slot = event;
-        }
-    }
-
-    /// Forgets `event` on counter `idx`; `del` calls it before the event leaves the counter.
-    fn clear(&mut self, idx: Option<usize>, event: *mut bindings::perf_event) {
-        if let Some(slot) = idx.and_then(|idx| self.0.get_mut(idx)) {
-            if *slot == event {
-                *slot = core::ptr::null_mut();
-            }
-        }
-    }
-}
-
-/// The events on this CPU's counters, for code that runs on the CPU with interrupts disabled
-/// outside perf's callbacks (the overflow interrupt, CPU PM notifiers): no `add` or `del` can run
-/// meanwhile, so the events stay on their counters while this view exists.
-pub(crate) struct ActiveEvents<'a> {
-    slots: &'a EventSlots,
-}
-
-impl<'a> ActiveEvents<'a> {
-    /// The event on counter `idx`, if any.
-    pub(crate) fn get(&self, idx: usize) -> Option<&'a PerfEvent> {
-        let ptr = *self.slots.0.get(idx)?;
-        if ptr.is_null() {
-            return None;
-        }
-        // SAFETY: By the type invariant of `EventSlots` the event is added to this CPU's PMU; it
-        // cannot be deleted while this view exists (see `ActiveEvents`), and the reference does not
-        // outlive the view.
-        Some(unsafe { PerfEvent::from_raw(ptr) })
-    }
-
-    /// Calls `f` with each counter that holds an event, and the event, in counter order.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(usize, &'a PerfEvent)) {
-        for idx in 0..MAX_COUNTERS {
-            if let Some(event) = self.get(idx) {
-                f(idx, event);
-            }
-        }
-    }
-}
-
-/// What the counter overflow interrupt handler gets: the events on this CPU's counters, and the
-/// means to report a sample.
-pub(crate) struct Overflow<'a> {
-    /// The events on this CPU's counters.
-    pub(crate) events: ActiveEvents<'a>,
-}
-
-impl Overflow<'_> {
-    /// Reports a counter overflow of a sampling event to perf core (`perf_event_overflow()`), with
-    /// the period the sample stands for. Returns `true` when perf core throttles the event: the
-    /// driver should stop it, perf core starts it again later.
-    pub(crate) fn report(&self, event: &PerfEvent, last_period: u64) -> bool {
-        // SAFETY: By the type invariant of `PerfEvent` the event is valid; this runs in the overflow
-        // interrupt (an `Overflow` exists only there), whose registers `get_irq_regs()` returns.
-        unsafe { bindings::rpmu_event_overflow(event.as_raw(), last_period) != 0 }
-    }
-}
-
-/// The counter overflow interrupt handler of a PMU.
-pub(crate) trait OverflowHandler: Send + Sync + 'static {
-    /// The per-CPU state of the PMU.
-    type CpuData: Send;
-
-    /// Runs on the interrupted CPU, in hard interrupt context, with that CPU's state and events.
-    /// Returns whether the interrupt was the PMU's (`IRQ_HANDLED`).
-    fn overflow(&self, cpu: &mut Self::CpuData, ovf: &Overflow<'_>) -> bool;
-}
-
-/// The number of a requested per-CPU interrupt, for enabling it on each CPU.
-#[derive(Clone, Copy)]
-pub(crate) struct PercpuIrq {
-    irq: u32,
-    hwirq: u32,
-}
-
-impl PercpuIrq {
-    /// Enables the interrupt on this CPU, its stale pending state cleared first.
-    pub(crate) fn enable_here(self) {
-        // SAFETY: FFI call; `irq` is a per-CPU interrupt requested by an `OverflowIrq`, and a
-        // `PercpuIrq` is only used while it lives (the hotplug callbacks that use it go first).
-        unsafe { bindings::rpmu_pmu_irq_enable(self.irq, self.hwirq) };
-    }
-
-    /// Disables the interrupt on this CPU.
-    pub(crate) fn disable_here(self) {
-        // SAFETY: As in `enable_here`.
-        unsafe { bindings::rpmu_pmu_irq_disable(self.irq) };
-    }
-}
-
-/// Where the overflow interrupt finds its handler and state.
-struct OverflowIrqData<H: OverflowHandler> {
-    handler: H,
-    cpu_data: Arc<PerCpu<H::CpuData>>,
-    events: Arc<PerCpu<EventSlots>>,
-}
-
-/// The RISC-V counter overflow interrupt (`RV_IRQ_PMU`, Sscofpmf's local counter overflow
-/// interrupt), requested as a per-CPU interrupt; freed on drop.
-///
-/// # Invariants
-///
-/// `irq` is requested with `cookie`, whose per-CPU copies point to `*_data`, until drop.
-pub(crate) struct OverflowIrq<H: OverflowHandler> {
-    /// Only the interrupt handler uses it, through the pointer the interrupt was requested with.
-    _data: KBox<OverflowIrqData<H>>,
-    irq: PercpuIrq,
-    cookie: *mut c_void,
-}
-
-// SAFETY: The cookie is only passed back to the kernel on drop; the data is `Send`.
-unsafe impl<H: OverflowHandler> Send for OverflowIrq<H> {}
-
-// SAFETY: Shared references give access to nothing but the interrupt number.
-unsafe impl<H: OverflowHandler> Sync for OverflowIrq<H> {}
-
-impl<H: OverflowHandler> OverflowIrq<H> {
-    /// Requests the overflow interrupt, disabled on every CPU until [`PercpuIrq::enable_here`].
-    /// `cpu_data` and `events` are the state of the PMU whose counters it serves.
-    pub(crate) fn request(
-        name: &'static CStr,
-        handler: H,
-        cpu_data: Arc<PerCpu<H::CpuData>>,
-        events: Arc<PerCpu<EventSlots>>,
-    ) -> Result<Self> {
-        let data = KBox::new(
-            OverflowIrqData {
-                handler,
-                cpu_data,
-                events,
-            },
-            GFP_KERNEL,
-        )?;
-        let ptr: *const OverflowIrqData<H> = &*data;
-        let hwirq = bindings::IRQ_PMU_OVF;
-        let mut cookie = core::ptr::null_mut();
-        // SAFETY: The name is a static string; `ptr` points to the boxed data, which stays at its
-        // address and outlives the interrupt (it is freed on drop, after the interrupt).
-        let irq = unsafe {
-            bindings::rpmu_pmu_irq_request(
-                hwirq,
-                name.as_char_ptr(),
-                Some(Self::handler_callback),
-                ptr.cast_mut().cast::<c_void>(),
-                &mut cookie,
-            )
-        };
-        to_result(irq)?;
-        // INVARIANT: The interrupt was requested with `cookie` pointing to the data.
-        Ok(Self {
-            _data: data,
-            // CAST: A non-negative return value is the interrupt number.
-            irq: PercpuIrq {
-                irq: irq as u32,
-                hwirq,
-            },
-            cookie,
-        })
-    }
-
-    /// The interrupt, for enabling and disabling it on each CPU.
-    pub(crate) fn irq(&self) -> PercpuIrq {
-        self.irq
-    }
-
-    /// # Safety
-    ///
-    /// `data` must be the data pointer an `OverflowIrq<H>` requested the interrupt with, and the
-    /// call must be the interrupt's handler, on the interrupted CPU.
-    unsafe extern "C" fn handler_callback(data: *mut c_void) -> bool {
-        // SAFETY: Guaranteed by the caller: the data lives until the interrupt is freed.
-        let data = unsafe { &*data.cast_const().cast::<OverflowIrqData<H>>() };
-        // SAFETY: A hard interrupt handler runs on this CPU with interrupts disabled, and every other
-        // user of this CPU's state (perf callbacks, hotplug and CPU PM callbacks) runs with
-        // interrupts disabled too, so none runs now.
-        let cpu = unsafe { data.cpu_data.this_cpu_mut() };
-        // SAFETY: As above.
-        let slots = unsafe { data.events.this_cpu_mut() };
-        let ovf = Overflow {
-            events: ActiveEvents { slots },
-        };
-        data.handler.overflow(cpu, &ovf)
-    }
-}
-
-impl<H: OverflowHandler> Drop for OverflowIrq<H> {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant the interrupt is requested with this cookie. Freeing it waits
-        // for a running handler, so `data` outlives every use.
-        unsafe { bindings::rpmu_pmu_irq_free(self.irq.irq, self.cookie) };
-    }
-}
-
-/// What a PMU does when a CPU enters and leaves a low-power state (CPU PM notifiers).
-pub(crate) trait CpuPmNotify: Send + Sync + 'static {
-    /// The per-CPU state of the PMU.
-    type CpuData: Send;
-
-    /// The CPU is about to enter a low-power state in which its counters may lose their state
-    /// (`CPU_PM_ENTER`). Runs on that CPU with interrupts disabled.
-    fn enter(&self, cpu: &mut Self::CpuData, events: &ActiveEvents<'_>);
-
-    /// The CPU is back (`CPU_PM_EXIT`), or did not go (`CPU_PM_ENTER_FAILED`).
-    fn exit(&self, cpu: &mut Self::CpuData, events: &ActiveEvents<'_>);
-}
-
-/// A registered CPU PM notifier of a PMU: its calls reach `T` with the state of the CPU that
-/// enters or leaves a low-power state; unregistered on drop.
-///
-/// # Invariants
-///
-/// `nb` is registered with `cpu_pm_register_notifier()` from the end of initialisation until
-/// drop, with [`CpuPmRegistration::notifier_callback`] as its function.
-#[pin_data(PinnedDrop)]
-pub(crate) struct CpuPmRegistration<T: CpuPmNotify> {
-    notify: T,
-    cpu_data: Arc<PerCpu<T::CpuData>>,
-    events: Arc<PerCpu<EventSlots>>,
-    #[pin]
-    nb: Opaque<bindings::notifier_block>,
-}
-
-// SAFETY: Only shared references reach the registration; `T` is `Sync` and per-CPU data is only
-// used on its own CPU.
-unsafe impl<T: CpuPmNotify> Sync for CpuPmRegistration<T> {}
-
-// SAFETY: Nothing in the registration is tied to the thread that created it.
-unsafe impl<T: CpuPmNotify> Send for CpuPmRegistration<T> {}
-
-impl<T: CpuPmNotify> CpuPmRegistration<T> {
-    /// Registers `notify` for the CPU PM events of every CPU, with the PMU state of `cpu_data`
-    /// and `events`.
-    pub(crate) fn new(
-        notify: T,
-        cpu_data: Arc<PerCpu<T::CpuData>>,
-        events: Arc<PerCpu<EventSlots>>,
-    ) -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            notify,
-            cpu_data,
-            events,
-            nb <- Self::register(),
-        }? Error)
-    }
-
-    fn register() -> impl PinInit<Opaque<bindings::notifier_block>, Error> {
-        let init = move |slot: *mut Opaque<bindings::notifier_block>| {
-            let nb = Opaque::raw_get(slot);
-            let value = bindings::notifier_block {
-                notifier_call: Some(Self::notifier_callback),
-                ..Default::default()
-            };
-            // SAFETY: `slot` is valid for writes and pinned: the registration does not move.
-            unsafe { nb.write(value) };
-            // SAFETY: `nb` is initialised and stays at this address until `drop` unregisters it.
-            // The other fields are initialised before this one, so the callback finds them.
-            to_result(unsafe { bindings::rpmu_cpu_pm_register_notifier(nb) })
-        };
-        // SAFETY: On success the closure has initialised the slot; on failure nothing was
-        // registered and the slot holds nothing that needs dropping.
-        unsafe { pin_init_from_closure(init) }
-    }
-
-    /// # Safety
-    ///
-    /// `nb` must be the notifier block of a `CpuPmRegistration<T>`, and the call a CPU PM
-    /// notification, which runs on the CPU concerned with interrupts disabled.
-    unsafe extern "C" fn notifier_callback(
-        nb: *mut bindings::notifier_block,
-        action: c_ulong,
-        _data: *mut c_void,
-    ) -> c_int {
-        // CAST: `Opaque<notifier_block>` is `repr(transparent)` over `notifier_block`.
-        let nb = nb.cast::<Opaque<bindings::notifier_block>>();
-        // SAFETY: Guaranteed by the caller: `nb` is the `nb` field of a registration.
-        let registration = unsafe { kernel::container_of!(nb, Self, nb) };
-        // SAFETY: The registration outlives its notifications (see `PinnedDrop`).
-        let registration = unsafe { &*registration };
-        // SAFETY: CPU PM notifications run on their CPU with interrupts disabled, as every other
-        // user of this CPU's state does, so none runs now.
-        let cpu = unsafe { registration.cpu_data.this_cpu_mut() };
-        // SAFETY: As above.
-        let slots = unsafe { registration.events.this_cpu_mut() };
-        let events = ActiveEvents { slots };
-        match bindings::cpu_pm_event::try_from(action) {
-            Ok(bindings::cpu_pm_event_CPU_PM_ENTER) => registration.notify.enter(cpu, &events),
-            Ok(bindings::cpu_pm_event_CPU_PM_EXIT | bindings::cpu_pm_event_CPU_PM_ENTER_FAILED) => {
-                registration.notify.exit(cpu, &events)
-            }
-            _ => {}
-        }
-        // CAST: NOTIFY_OK is 1.
-        bindings::NOTIFY_OK as c_int
-    }
-}
-
-#[pinned_drop]
-impl<T: CpuPmNotify> PinnedDrop for CpuPmRegistration<T> {
-    fn drop(self: Pin<&mut Self>) {
-        // SAFETY: By the type invariant the notifier is registered. Unregistering waits for running
-        // notifications (the chain is RCU-protected), so the fields outlive every use.
-        unsafe { bindings::rpmu_cpu_pm_unregister_notifier(self.nb.get()) };
+        registration.driver.event_unmapped(event, mm);
     }
 }

@@ -11,7 +11,6 @@ use crate::abi::{
     CounterInfo, CounterKind, EventIdx, EventInfo, EventType, HwGeneralEvent, SbiError, SbiVersion,
     StopFlags, CSR_CYCLE, CSR_INSTRET, RISCV_MAX_COUNTERS,
 };
-use crate::dt::DtPmuMaps;
 use crate::events::{event_map, EventAttr, EventRequest, MapError, StdEvents, UserAccess};
 use crate::firmware::Firmware;
 
@@ -48,27 +47,90 @@ bitflags! {
 /// `hw_perf_event::idx` of an event that has no counter.
 pub const IDX_NONE: i32 = -1;
 
-/// The per-event state perf keeps in `struct hw_perf_event`, which the kernel glue copies in before a
-/// driver operation and out after it. Perf owns it per event, across CPUs; the driver never keeps a
-/// reference to it.
+/// The per-event state perf keeps in `struct hw_perf_event`, read and written in place.
+///
+/// The driver core never copies an event's state: it works on whatever implements this trait. In the
+/// kernel that is the event's own `hw_perf_event`; on the host it is [`HwPerfEvent`]. perf owns the
+/// state per event, across CPUs, and the core never keeps a reference to it.
+pub trait HwEvent {
+    /// `hwc->idx`: the logical counter, or [`IDX_NONE`].
+    fn idx(&self) -> i32;
+    /// Sets `hwc->idx`.
+    fn set_idx(&mut self, idx: i32);
+    /// `hwc->event_base`: the raw `event_idx`.
+    fn event_base(&self) -> u32;
+    /// Sets `hwc->event_base`.
+    fn set_event_base(&mut self, event_base: u32);
+    /// `hwc->config`: the `event_data`.
+    fn config(&self) -> u64;
+    /// Sets `hwc->config`.
+    fn set_config(&mut self, config: u64);
+    /// `hwc->config_base`: the `config_matching` filter flags (`CfgFlags` bits).
+    fn config_base(&self) -> usize;
+    /// Sets `hwc->config_base`.
+    fn set_config_base(&mut self, config_base: usize);
+    /// `hwc->flags`.
+    fn flags(&self) -> EventFlags;
+    /// Sets `hwc->flags`.
+    fn set_flags(&mut self, flags: EventFlags);
+    /// `hwc->state`.
+    fn state(&self) -> HesState;
+    /// Sets `hwc->state`.
+    fn set_state(&mut self, state: HesState);
+    /// `hwc->prev_count`: the counter value the event's count was last updated to.
+    fn prev_count(&self) -> u64;
+    /// Sets `hwc->prev_count`.
+    fn set_prev_count(&mut self, prev_count: u64);
+    /// `hwc->period_left`.
+    fn period_left(&self) -> i64;
+    /// Sets `hwc->period_left`.
+    fn set_period_left(&mut self, period_left: i64);
+    /// `hwc->sample_period`.
+    fn sample_period(&self) -> u64;
+    /// Sets `hwc->sample_period`.
+    fn set_sample_period(&mut self, sample_period: u64);
+    /// `hwc->last_period`.
+    fn last_period(&self) -> u64;
+    /// Sets `hwc->last_period`.
+    fn set_last_period(&mut self, last_period: u64);
+    /// Who the event is (perf's `event->id`), so that a counter parked by the event goes back to
+    /// that event only; 0 when unknown, and then any event of the same configuration may take it.
+    fn owner(&self) -> u64;
+
+    /// The counter the event holds, when `idx` names one of the 64 possible counters.
+    fn counter(&self) -> Option<usize> {
+        usize::try_from(self.idx())
+            .ok()
+            .filter(|i| *i < RISCV_MAX_COUNTERS)
+    }
+
+    /// The `event_idx`, when `event_base` holds a valid one.
+    fn event_idx(&self) -> Option<EventIdx> {
+        EventIdx::from_raw(self.event_base())
+    }
+
+    /// Whether the event samples.
+    fn is_sampling(&self) -> bool {
+        self.flags().contains(EventFlags::SAMPLING)
+    }
+}
+
+/// A plain [`HwEvent`]: the state of an event that is not a kernel `perf_event` (host tests, models).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct HwPerfEvent {
-    /// `hwc->idx`: the logical counter, or [`IDX_NONE`].
+    /// `hwc->idx`.
     pub idx: i32,
-    /// `hwc->event_base`: the raw `event_idx`.
+    /// `hwc->event_base`.
     pub event_base: u32,
-    /// `hwc->config`: the `event_data`.
+    /// `hwc->config`.
     pub config: u64,
-    /// `hwc->config_base`: the `config_matching` filter flags (`CfgFlags` bits).
+    /// `hwc->config_base`.
     pub config_base: usize,
-    /// The logical counters allowed for the event (from the device tree or the fixed-counter rules);
-    /// 0 means no constraint. The glue may keep it in `hwc->event_base_rdpmc`, unused on RISC-V.
-    pub cmask: u64,
     /// `hwc->flags`.
     pub flags: EventFlags,
     /// `hwc->state`.
     pub state: HesState,
-    /// `hwc->prev_count`: the counter value the event's count was last updated to.
+    /// `hwc->prev_count`.
     pub prev_count: u64,
     /// `hwc->period_left`.
     pub period_left: i64,
@@ -76,8 +138,7 @@ pub struct HwPerfEvent {
     pub sample_period: u64,
     /// `hwc->last_period`.
     pub last_period: u64,
-    /// Who the event is (perf's `event->id`), so that a counter parked by the event goes back to
-    /// that event only; 0 when unknown, and then any event of the same configuration may take it.
+    /// See [`HwEvent::owner`].
     pub owner: u64,
 }
 
@@ -88,7 +149,6 @@ impl Default for HwPerfEvent {
             event_base: 0,
             config: 0,
             config_base: 0,
-            cmask: 0,
             flags: EventFlags::empty(),
             state: HesState::empty(),
             prev_count: 0,
@@ -100,30 +160,36 @@ impl Default for HwPerfEvent {
     }
 }
 
-impl HwPerfEvent {
-    /// The counter the event holds, when `idx` names one of the 64 possible counters.
-    pub fn counter(&self) -> Option<usize> {
-        usize::try_from(self.idx)
-            .ok()
-            .filter(|i| *i < RISCV_MAX_COUNTERS)
+/// Implements the accessors of [`HwEvent`] for a struct with the fields of the same names.
+macro_rules! plain_fields {
+    ($($get:ident $set:ident: $ty:ty;)*) => {
+        $(
+            fn $get(&self) -> $ty {
+                self.$get
+            }
+            fn $set(&mut self, value: $ty) {
+                self.$get = value;
+            }
+        )*
+    };
+}
+
+impl HwEvent for HwPerfEvent {
+    plain_fields! {
+        idx set_idx: i32;
+        event_base set_event_base: u32;
+        config set_config: u64;
+        config_base set_config_base: usize;
+        flags set_flags: EventFlags;
+        state set_state: HesState;
+        prev_count set_prev_count: u64;
+        period_left set_period_left: i64;
+        sample_period set_sample_period: u64;
+        last_period set_last_period: u64;
     }
 
-    /// The `event_idx`, when `event_base` holds a valid one.
-    pub fn event_idx(&self) -> Option<EventIdx> {
-        EventIdx::from_raw(self.event_base)
-    }
-
-    /// Whether the event samples.
-    pub fn is_sampling(&self) -> bool {
-        self.flags.contains(EventFlags::SAMPLING)
-    }
-
-    /// Whether the event is counted by a firmware counter.
-    pub fn is_firmware(&self) -> bool {
-        matches!(
-            self.event_idx().map(EventIdx::ty),
-            Some(EventType::Firmware)
-        )
+    fn owner(&self) -> u64 {
+        self.owner
     }
 }
 
@@ -136,12 +202,12 @@ pub const fn counter_delta(prev: u64, new: u64, width_mask: u64) -> u64 {
 /// The arithmetic of `riscv_pmu_event_update()` once the counter was read: adds nothing to perf's
 /// count itself but returns the delta for it, moves `prev_count` to `new` and takes the delta off
 /// `period_left`.
-pub fn event_update_with(hw: &mut HwPerfEvent, new: u64, width_mask: u64) -> u64 {
-    let delta = counter_delta(hw.prev_count, new, width_mask);
-    hw.prev_count = new;
+pub fn event_update_with(hw: &mut impl HwEvent, new: u64, width_mask: u64) -> u64 {
+    let delta = counter_delta(hw.prev_count(), new, width_mask);
+    hw.set_prev_count(new);
     // perf keeps period_left as an s64 and subtracts with wrapping local64 arithmetic; a delta above
     // i64::MAX only occurs for 64-bit counters and wraps the same way here.
-    hw.period_left = hw.period_left.wrapping_sub(delta as i64);
+    hw.set_period_left(hw.period_left().wrapping_sub(delta as i64));
     delta
 }
 
@@ -151,21 +217,21 @@ pub fn event_update_with(hw: &mut HwPerfEvent, new: u64, width_mask: u64) -> u64
 /// due). The counter is then loaded with `-left`, so it overflows after `left` events; `left` is
 /// clamped to half the counter range (`width_mask >> 1`), which leaves headroom for interrupt latency,
 /// so a long period takes several overflows. The value to load is `prev_count & width_mask`.
-pub fn event_set_period(hw: &mut HwPerfEvent, width_mask: u64) -> bool {
+pub fn event_set_period(hw: &mut impl HwEvent, width_mask: u64) -> bool {
     // perf refuses periods with bit 63 set, so this only guards the conversion.
-    let period = i64::try_from(hw.sample_period).unwrap_or(i64::MAX);
-    let mut left = hw.period_left;
+    let period = i64::try_from(hw.sample_period()).unwrap_or(i64::MAX);
+    let mut left = hw.period_left();
     let mut overflow = false;
     if left <= -period {
         left = period;
-        hw.period_left = left;
-        hw.last_period = hw.sample_period;
+        hw.set_period_left(left);
+        hw.set_last_period(hw.sample_period());
         overflow = true;
     }
     if left <= 0 {
         left = left.saturating_add(period);
-        hw.period_left = left;
-        hw.last_period = hw.sample_period;
+        hw.set_period_left(left);
+        hw.set_last_period(hw.sample_period());
         overflow = true;
     }
     let max = (width_mask >> 1) as i64; // Half a u64 range always fits an i64.
@@ -173,7 +239,7 @@ pub fn event_set_period(hw: &mut HwPerfEvent, width_mask: u64) -> bool {
         left = max;
     }
     // The counter starts at -left in two's complement, so it wraps after `left` events.
-    hw.prev_count = (left as u64).wrapping_neg();
+    hw.set_prev_count((left as u64).wrapping_neg());
     overflow
 }
 
@@ -346,25 +412,6 @@ impl PmuInfo {
         }
     }
 
-    /// The logical counters an event may use: the device tree map when it covers the event (plus the
-    /// fixed counter of cycles or instructions, which firmware always allows), else
-    /// [`PmuInfo::default_event_cmask`].
-    pub fn event_cmask(&self, req: &EventRequest, dt: Option<&DtPmuMaps<'_>>) -> u64 {
-        let default = self.default_event_cmask(req.event_idx);
-        if req.is_firmware {
-            return default;
-        }
-        let fixed = match req.event_idx.hw_event() {
-            Some(HwGeneralEvent::CpuCycles) => self.logical_from_hw(0b001),
-            Some(HwGeneralEvent::Instructions) => self.logical_from_hw(0b100),
-            _ => 0,
-        };
-        match dt.and_then(|maps| maps.hw_counters(req.event_idx, req.event_data)) {
-            Some(bits) => (self.logical_from_hw(u64::from(bits)) | fixed) & self.hw_mask,
-            None => default,
-        }
-    }
-
     /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()` and `pmu_sbi_event_init()`: maps the
     /// attribute, refuses standard events the platform lacks, and fills the per-event state. A
     /// non-sampling event gets `sample_period = width_mask >> 1`, as in the C driver.
@@ -373,29 +420,27 @@ impl PmuInfo {
         attr: &EventAttr,
         access: UserAccess,
         std_events: &StdEvents,
-        dt: Option<&DtPmuMaps<'_>>,
-        hw: &mut HwPerfEvent,
+        hw: &mut impl HwEvent,
     ) -> Result<EventRequest, MapError> {
         let req = event_map(attr, self.version)?;
         std_events.check(&req)?;
-        hw.idx = IDX_NONE;
-        hw.event_base = req.event_idx.raw();
-        hw.config = req.event_data;
-        hw.config_base = req.cflags.bits();
-        hw.cmask = self.event_cmask(&req, dt);
-        hw.flags = match access {
+        hw.set_idx(IDX_NONE);
+        hw.set_event_base(req.event_idx.raw());
+        hw.set_config(req.event_data);
+        hw.set_config_base(req.cflags.bits());
+        hw.set_flags(match access {
             UserAccess::NoUserAccess => EventFlags::NO_USER_ACCESS,
             UserAccess::UserAccess => EventFlags::USER_ACCESS,
             UserAccess::Legacy => EventFlags::LEGACY,
-        };
+        });
         if attr.sampling {
-            hw.flags |= EventFlags::SAMPLING;
+            hw.set_flags(hw.flags() | EventFlags::SAMPLING);
         } else {
             let period = self.init_width_mask() >> 1;
-            hw.sample_period = period;
-            hw.last_period = period;
+            hw.set_sample_period(period);
+            hw.set_last_period(period);
             // Half a u64 range always fits an i64.
-            hw.period_left = period as i64;
+            hw.set_period_left(period as i64);
         }
         Ok(req)
     }
@@ -497,8 +542,8 @@ impl PmuInfo {
     /// `riscv_pmu_event_idx()`: the mmap page's `index` for an event perf core has running: the
     /// counter's CSR index plus one when user space may read it directly (`USER_READ_CNT`), else 0,
     /// which tells user space to use read(2).
-    pub fn event_idx(&self, hw: &HwPerfEvent) -> u32 {
-        if !hw.flags.contains(EventFlags::USER_READ_CNT) {
+    pub fn event_idx(&self, hw: &impl HwEvent) -> u32 {
+        if !hw.flags().contains(EventFlags::USER_READ_CNT) {
             return 0;
         }
         hw.counter()
@@ -509,9 +554,9 @@ impl PmuInfo {
     /// The `scounteren` bit of the event's counter while it runs, when user space reads it through
     /// the mmap page (`USER_ACCESS` and `USER_READ_CNT`, as in `pmu_sbi_ctr_start()`); set when the
     /// counter starts and cleared when it stops.
-    pub fn user_read_bit(&self, hw: &HwPerfEvent) -> Option<usize> {
+    pub fn user_read_bit(&self, hw: &impl HwEvent) -> Option<usize> {
         if !hw
-            .flags
+            .flags()
             .contains(EventFlags::USER_ACCESS | EventFlags::USER_READ_CNT)
         {
             return None;
@@ -727,19 +772,12 @@ mod tests {
         };
         let mut hw = HwPerfEvent::default();
         let req = info
-            .event_init(
-                &attr,
-                UserAccess::UserAccess,
-                &StdEvents::ALL,
-                None,
-                &mut hw,
-            )
+            .event_init(&attr, UserAccess::UserAccess, &StdEvents::ALL, &mut hw)
             .unwrap();
         assert_eq!(hw.event_base, 5);
         assert_eq!(hw.config_base, req.cflags.bits());
         assert_eq!(hw.sample_period, u64::MAX >> 1);
         assert_eq!(hw.period_left, i64::MAX);
-        assert_eq!(hw.cmask, 0b111_1000);
         assert_eq!(hw.flags, EventFlags::USER_ACCESS);
         assert_eq!(hw.idx, IDX_NONE);
 
@@ -752,14 +790,8 @@ mod tests {
             period_left: 4000,
             ..HwPerfEvent::default()
         };
-        info.event_init(
-            &sampling,
-            UserAccess::Legacy,
-            &StdEvents::ALL,
-            None,
-            &mut hw,
-        )
-        .unwrap();
+        info.event_init(&sampling, UserAccess::Legacy, &StdEvents::ALL, &mut hw)
+            .unwrap();
         assert_eq!(hw.sample_period, 4000);
         assert!(hw.is_sampling());
         assert!(hw.flags.contains(EventFlags::LEGACY));
@@ -767,7 +799,7 @@ mod tests {
         let mut none = StdEvents::ALL;
         none.set(EventIdx::hw(HwGeneralEvent::BranchInstructions), false);
         assert_eq!(
-            info.event_init(&attr, UserAccess::UserAccess, &none, None, &mut hw),
+            info.event_init(&attr, UserAccess::UserAccess, &none, &mut hw),
             Err(MapError::Unavailable)
         );
     }

@@ -4,17 +4,17 @@
 //!
 //! [`CpuHwEvents`] is the C driver's `struct cpu_hw_events` with the logic of `riscv_pmu.c` and the
 //! counter part of `riscv_pmu_sbi.c` around it. The kernel's perf callbacks are thin wrappers: they
-//! copy the event's `hw_perf_event` into a [`HwPerfEvent`], call the operation here with the CPU's
-//! [`Firmware`], and copy the state back. Nothing here allocates, locks or keeps a reference to an
+//! call the operation here with the event's `hw_perf_event` (through [`HwEvent`], in place) and the
+//! CPU's [`Firmware`]. Nothing here allocates, locks or keeps a reference to an
 //! event; the kernel calls it on the owning CPU with interrupts disabled.
 //!
 //! # Batching
 //!
-//! With [`Strategy::Batched`], operations between `pmu_disable` and the matching `pmu_enable` only
+//! Operations between `pmu_disable` and the matching `pmu_enable` only
 //! record what perf wants; `pmu_enable` hands the difference to the [planner](crate::plan), which
 //! stops and starts counters over masks. On top of that:
 //! - a deleted event keeps its counter's mapping in firmware ("parked"); when the same event (the
-//!   same [`HwPerfEvent::owner`], with the same `event_idx`, `event_data` and filter flags) is added
+//!   same [`HwEvent::owner`], with the same `event_idx`, `event_data` and filter flags) is added
 //!   again on this CPU it takes the same counter back without `counter_config_matching`. Parked
 //!   counters are reset (stop with RESET, one call for all) as soon as another event needs a counter
 //!   and none is free, and when another event of the same `event_idx` needs a counter, so that no
@@ -29,28 +29,26 @@
 //! Counts are exact at every counter width: a read, a stop or an overflow interrupt updates the event
 //! from the counter, and counting events are updated on overflow too (the C driver skips them).
 //!
-//! [`Strategy::PerEvent`] issues the C driver's calls, event by event, with no batching and no parked
-//! counters: it is the reference the batched strategy is measured against.
-
 use crate::abi::{
     CfgFlags, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, SbiVersion, SnapshotPage,
     StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
 };
 use crate::counters::{
-    counting_floor, event_set_period, event_update_with, EventFlags, HesState, HwPerfEvent,
+    counting_floor, event_set_period, event_update_with, EventFlags, HesState, HwEvent,
 };
 use crate::counters::{PmuInfo, IDX_NONE};
 use crate::errno::ENOENT;
 use crate::firmware::Firmware;
 use crate::plan::{FlushState, Plan, PlannedCall};
 
-/// How the driver turns perf's operations into SBI calls.
+/// How the core turns perf's operations into SBI calls.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Strategy {
     /// Batched flushes on `pmu_enable`, parked counter mappings, counting from held values.
     #[default]
     Batched,
-    /// The C driver's calls: each operation issues its own calls at once.
+    /// The C driver's calls, each operation issuing its own at once: the reference the host tests
+    /// measure the batched strategy against.
     PerEvent,
 }
 
@@ -142,7 +140,7 @@ pub struct CpuHwEvents {
     reset: u64,
     /// Counters no event holds that keep their firmware mapping (`mapped`).
     parked: u64,
-    /// The event each parked counter was left by ([`HwPerfEvent::owner`]).
+    /// The event each parked counter was left by ([`HwEvent::owner`]).
     parked_owner: [u64; RISCV_MAX_COUNTERS],
     /// Firmware counters configured by `counter_config_matching` whose value the driver has not seen.
     fresh: u64,
@@ -200,11 +198,6 @@ impl CpuHwEvents {
         &self.info
     }
 
-    /// The strategy.
-    pub fn strategy(&self) -> Strategy {
-        self.strategy
-    }
-
     /// The statistics.
     pub fn stats(&self) -> &PmuStats {
         &self.stats
@@ -242,7 +235,7 @@ impl CpuHwEvents {
 
     /// `pmu_sbi_csr_index()`: the user-visible counter index (CSR minus `cycle`) of the event's
     /// hardware counter, for `perf_event_mmap_page::index` and scounteren.
-    pub fn csr_index(&self, hw: &HwPerfEvent) -> Option<u8> {
+    pub fn csr_index(&self, hw: &impl HwEvent) -> Option<u8> {
         self.info.csr_index(hw.counter()?)
     }
 
@@ -332,14 +325,14 @@ impl CpuHwEvents {
     pub fn add<F: Firmware>(
         &mut self,
         fw: &mut F,
-        hw: &mut HwPerfEvent,
+        hw: &mut impl HwEvent,
         start: bool,
     ) -> Result<(), AddError> {
         let idx = self.ctr_get_idx(fw, hw)?;
         // idx is below 64, so it fits an i32.
-        hw.idx = idx as i32;
+        hw.set_idx(idx as i32);
         self.n_events = self.n_events.saturating_add(1);
-        hw.state = HesState::STOPPED | HesState::UPTODATE;
+        hw.set_state(HesState::STOPPED | HesState::UPTODATE);
         if start {
             self.start(fw, hw, true);
         } else {
@@ -351,10 +344,10 @@ impl CpuHwEvents {
     /// `riscv_pmu_del()`: stops and updates the event, then releases its counter. Returns the count
     /// to add to the event.
     ///
-    /// The C driver resets the counter's mapping at once (stop with RESET). The batched strategy
+    /// The C driver resets the counter's mapping at once (stop with RESET). This driver
     /// parks it instead, so the same event can come back to it without reconfiguration; the mapping is
     /// reset as soon as another event needs the counter, and at the latest when the CPU stops.
-    pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+    pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
         let delta = self.stop(fw, hw, true);
         if let Some(idx) = self.used_counter(hw) {
             let b = bit(idx);
@@ -365,14 +358,14 @@ impl CpuHwEvents {
                 Strategy::Batched => {
                     self.parked |= b;
                     if let Some(owner) = self.parked_owner.get_mut(idx) {
-                        *owner = hw.owner;
+                        *owner = hw.owner();
                     }
                 }
                 Strategy::PerEvent => self.reset |= b,
             }
             self.maybe_flush(fw);
         }
-        hw.idx = IDX_NONE;
+        hw.set_idx(IDX_NONE);
         delta
     }
 
@@ -380,8 +373,8 @@ impl CpuHwEvents {
     ///
     /// A sampling event is loaded with its next period (`riscv_pmu_event_set_period()`), whatever
     /// `reload` says, as the C driver does. A counting event continues from the value its counter
-    /// holds (with the per-event strategy it is loaded like a sampling event).
-    pub fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, reload: bool) {
+    /// holds.
+    pub fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, reload: bool) {
         // perf passes PERF_EF_RELOAD after an update; the C driver reloads either way, and so do we.
         let _ = reload;
         let Some(idx) = self.used_counter(hw) else {
@@ -392,23 +385,23 @@ impl CpuHwEvents {
             return;
         };
         let mask = self.info.width_mask(idx);
-        hw.state = HesState::empty();
+        hw.set_state(HesState::empty());
         let reload_value = if self.strategy == Strategy::Batched && !hw.is_sampling() {
             if !info.is_firmware() {
                 // Counting continues from the counter value, which costs no SBI call to read, unless
                 // the value leaves too little margin before the wrap.
                 let value = fw.read_counter_csr(info.csr) & mask;
                 if value >= counting_floor(mask) {
-                    hw.prev_count = value;
+                    hw.set_prev_count(value);
                     false
                 } else {
-                    hw.prev_count = counting_floor(mask);
+                    hw.set_prev_count(counting_floor(mask));
                     true
                 }
             } else {
                 // A firmware counter keeps its value while stopped; after configuration, or when the
                 // event last ran on another counter, it is set to prev_count.
-                self.fresh & b != 0 || self.held.get(idx) != Some(&hw.prev_count)
+                self.fresh & b != 0 || self.held.get(idx) != Some(&hw.prev_count())
             }
         } else {
             event_set_period(hw, mask);
@@ -416,10 +409,10 @@ impl CpuHwEvents {
         };
         if reload_value {
             if let Some(v) = self.init_val.get_mut(idx) {
-                *v = hw.prev_count & mask;
+                *v = hw.prev_count() & mask;
             }
             if let Some(h) = self.held.get_mut(idx) {
-                *h = hw.prev_count & mask;
+                *h = hw.prev_count() & mask;
             }
             self.reload |= b;
         }
@@ -430,12 +423,12 @@ impl CpuHwEvents {
 
     /// `riscv_pmu_stop()`: stops the event's counter and updates the event (always, as the C driver
     /// does whatever `update` says). Returns the count to add to the event.
-    pub fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, update: bool) -> u64 {
+    pub fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, update: bool) -> u64 {
         let _ = update;
         let Some(idx) = self.used_counter(hw) else {
             return 0;
         };
-        if hw.state.contains(HesState::STOPPED) {
+        if hw.state().contains(HesState::STOPPED) {
             return 0;
         }
         let b = bit(idx);
@@ -447,7 +440,7 @@ impl CpuHwEvents {
         }
         self.want &= !b;
         self.reload &= !b;
-        hw.state |= HesState::STOPPED;
+        hw.set_state(hw.state() | HesState::STOPPED);
         // Outside a disable window the counter stops before it is read, as in the C driver. Inside
         // one it is read now and stopped at the flush: perf reads the count right after stop.
         self.maybe_flush(fw);
@@ -456,12 +449,12 @@ impl CpuHwEvents {
         } else {
             self.event_update(fw, hw)
         };
-        hw.state |= HesState::UPTODATE;
+        hw.set_state(hw.state() | HesState::UPTODATE);
         delta
     }
 
     /// `riscv_pmu_read()`: updates the event from its counter and returns the count to add.
-    pub fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+    pub fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
         self.event_update(fw, hw)
     }
 
@@ -520,7 +513,7 @@ impl CpuHwEvents {
     pub fn overflow_event<F: Firmware>(
         &mut self,
         fw: &mut F,
-        hw: &mut HwPerfEvent,
+        hw: &mut impl HwEvent,
     ) -> Option<OverflowEvent> {
         let idx = hw.counter()?;
         let b = bit(idx);
@@ -529,23 +522,23 @@ impl CpuHwEvents {
         }
         self.ovf_pending &= !b;
         let mask = self.info.width_mask(idx);
-        hw.state |= HesState::STOPPED;
+        hw.set_state(hw.state() | HesState::STOPPED);
         let delta = self.event_update(fw, hw);
-        hw.state |= HesState::UPTODATE;
-        let last_period = hw.last_period;
+        hw.set_state(hw.state() | HesState::UPTODATE);
+        let last_period = hw.last_period();
         // The counter just wrapped and holds a small value: both kinds of event are moved away from
         // the wrap again, sampling events to their next period, counting events to the floor.
         let sample = if hw.is_sampling() {
             event_set_period(hw, mask)
         } else {
-            hw.prev_count = counting_floor(mask);
+            hw.set_prev_count(counting_floor(mask));
             false
         };
         if let Some(v) = self.init_val.get_mut(idx) {
-            *v = hw.prev_count & mask;
+            *v = hw.prev_count() & mask;
         }
         self.reload |= b;
-        hw.state = HesState::empty();
+        hw.set_state(HesState::empty());
         Some(OverflowEvent {
             delta,
             sample,
@@ -562,14 +555,14 @@ impl CpuHwEvents {
     }
 
     /// The counter the event holds, if it is one this CPU handed out.
-    fn used_counter(&self, hw: &HwPerfEvent) -> Option<usize> {
+    fn used_counter(&self, hw: &impl HwEvent) -> Option<usize> {
         let idx = hw.counter()?;
         ((self.used_hw_ctrs | self.used_fw_ctrs) & bit(idx) != 0).then_some(idx)
     }
 
     /// `riscv_pmu_event_update()`: reads the counter and moves the event to it.
-    fn event_update<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
-        if hw.state.contains(HesState::UPTODATE) {
+    fn event_update<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
+        if hw.state().contains(HesState::UPTODATE) {
             return 0;
         }
         let Some(idx) = self.used_counter(hw) else {
@@ -606,14 +599,14 @@ impl CpuHwEvents {
     fn ctr_get_idx<F: Firmware>(
         &mut self,
         fw: &mut F,
-        hw: &HwPerfEvent,
+        hw: &impl HwEvent,
     ) -> Result<usize, AddError> {
         let event_idx = hw.event_idx().ok_or(AddError::NoCounter)?;
         let cfg = SlotConfig {
             event_idx,
-            event_data: hw.config,
+            event_data: hw.config(),
             // Only the filter hints come from the event; the other flags are the driver's choice.
-            cflags: CfgFlags::from_bits_retain(hw.config_base) & CfgFlags::INHIBIT_HINTS,
+            cflags: CfgFlags::from_bits_retain(hw.config_base()) & CfgFlags::INHIBIT_HINTS,
         };
         let is_fw = matches!(event_idx.ty(), EventType::Firmware);
         let kind = if is_fw {
@@ -621,10 +614,9 @@ impl CpuHwEvents {
         } else {
             self.info.hw_mask
         };
-        let constraint = if hw.cmask == 0 { u64::MAX } else { hw.cmask };
-        let allowed = constraint & kind;
+        let allowed = self.info.default_event_cmask(event_idx) & kind;
 
-        if hw.flags.contains(EventFlags::LEGACY) && !is_fw {
+        if hw.flags().contains(EventFlags::LEGACY) && !is_fw {
             let fixed = match event_idx.hw_event() {
                 Some(HwGeneralEvent::CpuCycles) => self.info.logical_from_hw(0b001),
                 Some(HwGeneralEvent::Instructions) => self.info.logical_from_hw(0b100),
@@ -642,7 +634,7 @@ impl CpuHwEvents {
             }
         }
 
-        // One pass over the parked counters (only the batched strategy parks any). A counter parked
+        // One pass over the parked counters. A counter parked
         // by this very event with the same configuration takes it back without an SBI call. A counter
         // parked for the same SBI event otherwise would leave two counters configured for one event;
         // some implementations count an event on one counter only, the first configured (QEMU's
@@ -657,7 +649,7 @@ impl CpuHwEvents {
             let Some(m) = self.mapped.get(i).copied().flatten() else {
                 continue;
             };
-            if m == cfg && allowed & bit(i) != 0 && self.parked_owner.get(i) == Some(&hw.owner) {
+            if m == cfg && allowed & bit(i) != 0 && self.parked_owner.get(i) == Some(&hw.owner()) {
                 self.parked &= !bit(i);
                 self.stats.reused += 1;
                 return self.claim(i, bit(i), cfg);

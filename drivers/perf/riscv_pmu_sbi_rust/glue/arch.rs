@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RISC-V architecture interfaces: firmware calls, counter CSRs, the hart-local interrupt
+//! controller, and the `struct riscv_pmu` perf's user-page code expects around a `struct pmu`.
+//!
+//! C headers: [`arch/riscv/include/asm/sbi.h`](srctree/arch/riscv/include/asm/sbi.h),
+//! [`arch/riscv/include/asm/csr.h`](srctree/arch/riscv/include/asm/csr.h),
+//! [`include/linux/perf/riscv_pmu.h`](srctree/include/linux/perf/riscv_pmu.h)
+//!
+//! These are the few primitives that are instructions rather than kernel functions. They know the
+//! calling convention of the firmware interface and the CSR numbers, and nothing of any firmware
+//! extension, its functions or the driver's use of them.
+
+use super::bindings;
+use core::{
+    arch::asm,
+    ptr::addr_of_mut,
+    sync::atomic::{AtomicU8, Ordering},
+};
+use kernel::{ffi::c_int, types::Opaque};
+
+/// The two registers a firmware call returns (`struct sbiret`).
+#[derive(Clone, Copy)]
+pub(crate) struct SbiRet {
+    /// `a0`: 0 or a negative error code.
+    pub(crate) error: isize,
+    /// `a1`: the value.
+    pub(crate) value: usize,
+}
+
+/// Calls the firmware (`sbi_ecall()`): `ecall` with `a7` = `ext`, `a6` = `fid` and `a0`..`a5` =
+/// `args`, on the calling hart.
+///
+/// Like a register write to a device, a call may ask firmware to write memory at a physical address
+/// it is given; which memory that is, is the caller's choice and outside what Rust's types track,
+/// as for device DMA (the kernel crate's MMIO writes are safe on the same grounds). Memory the
+/// kernel hands to firmware must be allocated for that purpose.
+pub(crate) fn sbi_ecall(ext: usize, fid: usize, args: [usize; 6]) -> SbiRet {
+    let error: isize;
+    let value: usize;
+    // SAFETY: The calling convention of the firmware interface preserves every register but a0 and
+    // a1, which are declared as outputs. Memory is declared as clobbered (no `nomem`), as in
+    // `sbi_ecall()`, since a call may write memory the caller named.
+    unsafe {
+        asm!(
+            "ecall",
+            inlateout("a0") args[0] => error,
+            inlateout("a1") args[1] => value,
+            in("a2") args[2],
+            in("a3") args[3],
+            in("a4") args[4],
+            in("a5") args[5],
+            in("a6") fid,
+            in("a7") ext,
+            options(nostack),
+        )
+    };
+    SbiRet { error, value }
+}
+
+/// The version of the firmware interface the kernel found at boot (`sbi_spec_version`).
+pub(crate) fn sbi_spec_version() -> usize {
+    // SAFETY: FFI call without arguments; the value is set once at boot.
+    unsafe { bindings::rpmu_sbi_spec_version() }
+}
+
+/// Whether the firmware has the extension `ext` (`sbi_probe_extension()`).
+pub(crate) fn sbi_probe_extension(ext: usize) -> bool {
+    let Ok(ext) = c_int::try_from(ext) else {
+        return false;
+    };
+    // SAFETY: FFI call; any extension ID is accepted.
+    unsafe { bindings::sbi_probe_extension(ext) > 0 }
+}
+
+/// Whether every hart has the Sscofpmf extension (`riscv_isa_extension_available()`).
+pub(crate) fn has_sscofpmf() -> bool {
+    // SAFETY: FFI call without arguments.
+    unsafe { bindings::rpmu_has_sscofpmf() }
+}
+
+/// Reads the counter CSR `csr` (`cycle`, `time`, `instret`, `hpmcounter3`..`hpmcounter31`: 0xc00
+/// to 0xc1f) or `scountovf` (0xda0) of this hart; 0 for any other number.
+pub(crate) fn read_counter_csr(csr: u16) -> u64 {
+    // The CSR number is part of the instruction, so each counter needs its own `csrr`.
+    macro_rules! csrr_match {
+        ($csr:expr; $($num:literal)*) => {
+            match $csr {
+                $(
+                    $num => {
+                        let value: usize;
+                        // SAFETY: Reading a counter CSR or `scountovf` has no side effect and
+                        // touches no memory; the firmware gives the supervisor access to them.
+                        unsafe {
+                            asm!(concat!("csrr {0}, ", $num), out(reg) value,
+                                 options(nomem, nostack))
+                        };
+                        value as u64
+                    }
+                )*
+                _ => 0,
+            }
+        };
+    }
+    csrr_match!(csr;
+        0xc00 0xc01 0xc02 0xc03 0xc04 0xc05 0xc06 0xc07 0xc08 0xc09 0xc0a 0xc0b 0xc0c 0xc0d 0xc0e 0xc0f
+        0xc10 0xc11 0xc12 0xc13 0xc14 0xc15 0xc16 0xc17 0xc18 0xc19 0xc1a 0xc1b 0xc1c 0xc1d 0xc1e 0xc1f
+        0xda0)
+}
+
+/// Sets `scounteren` of this hart: which counter CSRs user mode may read.
+pub(crate) fn scounteren_write(value: usize) {
+    // SAFETY: `scounteren` only controls user-mode reads of the counter CSRs; nothing in the kernel
+    // depends on it for memory safety.
+    unsafe { asm!("csrw scounteren, {0}", in(reg) value, options(nomem, nostack)) };
+}
+
+/// Sets the bits `bits` of `scounteren` of this hart (`csrs`, one instruction).
+pub(crate) fn scounteren_set(bits: usize) {
+    // SAFETY: As in `scounteren_write`.
+    unsafe { asm!("csrs scounteren, {0}", in(reg) bits, options(nomem, nostack)) };
+}
+
+/// Clears the bits `bits` of `scounteren` of this hart (`csrc`, one instruction).
+pub(crate) fn scounteren_clear(bits: usize) {
+    // SAFETY: As in `scounteren_write`.
+    unsafe { asm!("csrc scounteren, {0}", in(reg) bits, options(nomem, nostack)) };
+}
+
+/// Clears the pending bit of the local interrupt `hwirq` of this hart in `sip`.
+pub(crate) fn clear_pending_interrupt(hwirq: u32) {
+    let bit = 1usize.checked_shl(hwirq).unwrap_or(0);
+    // SAFETY: Clearing a pending bit only withdraws an interrupt request of this hart; it touches no
+    // memory.
+    unsafe { asm!("csrc sip, {0}", in(reg) bit, options(nomem, nostack)) };
+}
+
+/// The firmware node of this hart's local interrupt controller, for mapping its interrupts.
+pub(crate) fn intc_fwnode() -> *mut bindings::fwnode_handle {
+    // SAFETY: FFI call without arguments; the node is created at boot and never freed.
+    unsafe { bindings::riscv_get_intc_hwnode() }
+}
+
+/// The number of counters a RISC-V PMU may have (`RISCV_MAX_COUNTERS`).
+const MAX_COUNTERS: usize = 64;
+
+#[expect(
+    clippy::declare_interior_mutable_const,
+    reason = "the constant only initialises the elements of CTR_WIDTHS"
+)]
+const NO_WIDTH: AtomicU8 = AtomicU8::new(0);
+
+/// The counter widths `riscv_pmu::ctr_get_width` returns. Its C signature carries only a counter
+/// index, no PMU, so the widths live here; perf core has a single `cpu` PMU, so one table serves.
+static CTR_WIDTHS: [AtomicU8; MAX_COUNTERS] = [NO_WIDTH; MAX_COUNTERS];
+
+/// Sets the widths (bits minus one) `riscv_pmu::ctr_get_width` returns for each counter; 0 where
+/// `width` returns `None`.
+pub(crate) fn set_counter_widths(width: impl Fn(usize) -> Option<u8>) {
+    for (idx, slot) in CTR_WIDTHS.iter().enumerate() {
+        slot.store(width(idx).unwrap_or(0), Ordering::Relaxed);
+    }
+}
+
+/// `riscv_pmu::ctr_get_width`: the width of counter `idx` minus one, 0 for an unknown counter.
+extern "C" fn ctr_get_width_callback(idx: c_int) -> c_int {
+    usize::try_from(idx)
+        .ok()
+        .and_then(|idx| CTR_WIDTHS.get(idx))
+        .map_or(0, |width| c_int::from(width.load(Ordering::Relaxed)))
+}
+
+/// Where a PMU's `struct pmu` lives: RISC-V's `arch_perf_update_userpage()` takes every event's PMU
+/// for the first member of a `struct riscv_pmu` and calls its `ctr_get_width`, so the `struct pmu`
+/// is embedded in one, as in the C drivers; only `pmu` and `ctr_get_width` are used outside them.
+#[repr(transparent)]
+pub(crate) struct PmuContainer(Opaque<bindings::riscv_pmu>);
+
+impl PmuContainer {
+    /// A container for `pmu`, whose `ctr_get_width` reports the widths of
+    /// [`set_counter_widths`].
+    pub(crate) fn new(pmu: bindings::pmu) -> Self {
+        Self(Opaque::new(bindings::riscv_pmu {
+            pmu,
+            ctr_get_width: Some(ctr_get_width_callback),
+            ..Default::default()
+        }))
+    }
+
+    /// The `struct pmu` in the container at `this`.
+    ///
+    /// # Safety
+    ///
+    /// `this` must point to a valid container.
+    pub(crate) unsafe fn pmu(this: *const Self) -> *mut bindings::pmu {
+        // CAST: `Self` is transparent over `Opaque<riscv_pmu>`, itself transparent over `riscv_pmu`.
+        let rvpmu = this.cast_mut().cast::<bindings::riscv_pmu>();
+        // SAFETY: Guaranteed by the caller; no reference is created.
+        unsafe { addr_of_mut!((*rvpmu).pmu) }
+    }
+
+    /// The container of a `struct pmu`.
+    ///
+    /// # Safety
+    ///
+    /// `pmu` must be the `pmu` of a [`PmuContainer`].
+    pub(crate) unsafe fn from_pmu(pmu: *mut bindings::pmu) -> *const Self {
+        // SAFETY: Guaranteed by the caller: stepping back to the start of the `riscv_pmu` stays in
+        // the same object.
+        let rvpmu = unsafe { kernel::container_of!(pmu, bindings::riscv_pmu, pmu) };
+        // CAST: `Self` is transparent over the `riscv_pmu`.
+        rvpmu.cast::<Self>()
+    }
+}
