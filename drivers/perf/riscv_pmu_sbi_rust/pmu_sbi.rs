@@ -300,32 +300,38 @@ impl CpuState {
     }
 }
 
+/// Forwards accessors of [`HwEvent`] to the glue's accessors of the same names and types.
+macro_rules! forward_hw_fields {
+    ($($get:ident $set:ident: $ty:ty;)*) => {
+        $(
+            fn $get(&self) -> $ty {
+                HwPerfEvent::$get(self)
+            }
+            fn $set(&mut self, value: $ty) {
+                HwPerfEvent::$set(self, value)
+            }
+        )*
+    };
+}
+
 /// The event's `hw_perf_event`, as the core reads and writes it: in place.
 impl HwEvent for HwPerfEvent<'_> {
-    fn idx(&self) -> i32 {
-        HwPerfEvent::idx(self)
+    forward_hw_fields! {
+        idx set_idx: i32;
+        config set_config: u64;
+        config_base set_config_base: usize;
+        prev_count set_prev_count: u64;
+        period_left set_period_left: i64;
+        sample_period set_sample_period: u64;
+        last_period set_last_period: u64;
     }
-    fn set_idx(&mut self, idx: i32) {
-        HwPerfEvent::set_idx(self, idx)
-    }
+
     fn event_base(&self) -> u32 {
-        // An `event_idx` has 20 bits; anything else is not one.
+        // An `event_idx` has 20 bits; anything wider is not one.
         u32::try_from(HwPerfEvent::event_base(self)).unwrap_or(u32::MAX)
     }
     fn set_event_base(&mut self, event_base: u32) {
         HwPerfEvent::set_event_base(self, event_base as usize)
-    }
-    fn config(&self) -> u64 {
-        HwPerfEvent::config(self)
-    }
-    fn set_config(&mut self, config: u64) {
-        HwPerfEvent::set_config(self, config)
-    }
-    fn config_base(&self) -> usize {
-        HwPerfEvent::config_base(self)
-    }
-    fn set_config_base(&mut self, config_base: usize) {
-        HwPerfEvent::set_config_base(self, config_base)
     }
     fn flags(&self) -> HwFlags {
         HwFlags::from_bits_retain(HwPerfEvent::flags(self))
@@ -338,30 +344,6 @@ impl HwEvent for HwPerfEvent<'_> {
     }
     fn set_state(&mut self, state: HesState) {
         HwPerfEvent::set_state(self, state.bits())
-    }
-    fn prev_count(&self) -> u64 {
-        HwPerfEvent::prev_count(self)
-    }
-    fn set_prev_count(&mut self, prev_count: u64) {
-        HwPerfEvent::set_prev_count(self, prev_count)
-    }
-    fn period_left(&self) -> i64 {
-        HwPerfEvent::period_left(self)
-    }
-    fn set_period_left(&mut self, period_left: i64) {
-        HwPerfEvent::set_period_left(self, period_left)
-    }
-    fn sample_period(&self) -> u64 {
-        HwPerfEvent::sample_period(self)
-    }
-    fn set_sample_period(&mut self, sample_period: u64) {
-        HwPerfEvent::set_sample_period(self, sample_period)
-    }
-    fn last_period(&self) -> u64 {
-        HwPerfEvent::last_period(self)
-    }
-    fn set_last_period(&mut self, last_period: u64) {
-        HwPerfEvent::set_last_period(self, last_period)
     }
     fn owner(&self) -> u64 {
         self.id()

@@ -188,11 +188,6 @@ int rpmu_call_on_cpu(unsigned int cpu, void (*func)(void *info), void *info)
 	return smp_call_function_single(cpu, func, info, 1);
 }
 
-bool rpmu_cpu_online(unsigned int cpu)
-{
-	return cpu_online(cpu);
-}
-
 void rpmu_on_each_cpu(void (*func)(void *info), void *info)
 {
 	on_each_cpu(func, info, 1);

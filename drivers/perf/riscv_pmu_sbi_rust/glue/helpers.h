@@ -75,7 +75,6 @@ void rpmu_seq_puts(struct seq_file *m, const char *s);
 
 /* Runs func(info) on cpu with interrupts disabled and waits for it; returns 0 or -ENXIO if cpu is offline. */
 int rpmu_call_on_cpu(unsigned int cpu, void (*func)(void *info), void *info);
-bool rpmu_cpu_online(unsigned int cpu);
 
 /*
  * Runs func(info) on every online CPU, or on the CPUs an address space has run on (mm_cpumask() is inline), with
