@@ -403,7 +403,7 @@ impl perf::Driver for RiscvPmu {
             ..HwPerfEvent::default()
         };
         self.info
-            .event_init(&attr, user_access(), &self.std_events(), None, &mut hw)
+            .event_init(&attr, user_access(), &self.std_events(), &mut hw)
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)

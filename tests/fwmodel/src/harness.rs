@@ -64,15 +64,13 @@ pub struct System {
     pub std_events: StdEvents,
     /// The events opened so far.
     pub events: Vec<PerfEvent>,
-    /// Whether the driver was given the device tree maps.
-    pub driver_dt: bool,
     setup_calls: u64,
 }
 
 impl System {
     /// Boots `ncpus` CPUs of the same configuration: probe on CPU 0, the standard event check, and the
     /// CPU start of each (with snapshot when the firmware offers it).
-    pub fn new(cfg: Config, ncpus: usize, strategy: Strategy, driver_dt: bool) -> Self {
+    pub fn new(cfg: Config, ncpus: usize, strategy: Strategy) -> Self {
         let mut boot = Model::new(cfg.clone());
         let info = PmuInfo::probe(&mut boot, cfg.version).expect("probe");
         let std_events = info.check_std_events(&mut boot);
@@ -96,7 +94,6 @@ impl System {
             info,
             std_events,
             events: Vec::new(),
-            driver_dt,
             setup_calls: 0,
         };
         sys.setup_calls = sys.total_calls();
@@ -137,16 +134,9 @@ impl System {
             owner: self.events.len() as u64 + 1,
             ..HwPerfEvent::default()
         };
-        let dt = self.cpus[0].model.config().dt.clone();
-        let maps = dt.as_ref().and_then(|d| d.maps().ok());
-        let maps = if self.driver_dt { maps } else { None };
-        let req = self.info.event_init(
-            &attr,
-            UserAccess::UserAccess,
-            &self.std_events,
-            maps.as_ref(),
-            &mut hw,
-        )?;
+        let req = self
+            .info
+            .event_init(&attr, UserAccess::UserAccess, &self.std_events, &mut hw)?;
         let stream = match req.event_idx.ty() {
             EventType::Hardware | EventType::Cache => SimEvent::Hw(req.event_idx),
             EventType::Raw | EventType::RawV2 => SimEvent::Raw(req.event_data),

@@ -32,10 +32,8 @@ use sbi_pmu::abi::{
     HwGeneralEvent, SbiError, SbiVersion, SnapshotPage, StartFlags, StopFlags, CSR_CYCLE,
     CSR_HPMCOUNTER31, CSR_INSTRET, CSR_SCOUNTOVF, EXT_PMU, SBI_SHMEM_DISABLE,
 };
-use sbi_pmu::dt::DtPmuMaps;
 use sbi_pmu::firmware::{SbiEcall, SbiRet};
 
-pub mod fdt;
 pub mod harness;
 
 /// The simulated physical address of the supervisor's snapshot page.
@@ -105,42 +103,6 @@ pub enum CounterSpec {
     Absent,
 }
 
-/// The device tree properties the model's constraints come from, as raw property values.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DtProps {
-    /// `riscv,event-to-mhpmevent`.
-    pub event_to_mhpmevent: Option<Vec<u8>>,
-    /// `riscv,event-to-mhpmcounters`.
-    pub event_to_mhpmcounters: Option<Vec<u8>>,
-    /// `riscv,raw-event-to-mhpmcounters`.
-    pub raw_event_to_mhpmcounters: Option<Vec<u8>>,
-}
-
-impl DtProps {
-    /// Builds properties from cell lists.
-    pub fn from_cells(
-        event_to_mhpmevent: Option<&[u32]>,
-        event_to_mhpmcounters: Option<&[u32]>,
-        raw_event_to_mhpmcounters: Option<&[u32]>,
-    ) -> Self {
-        let enc = |cells: &[u32]| cells.iter().flat_map(|c| c.to_be_bytes()).collect();
-        Self {
-            event_to_mhpmevent: event_to_mhpmevent.map(enc),
-            event_to_mhpmcounters: event_to_mhpmcounters.map(enc),
-            raw_event_to_mhpmcounters: raw_event_to_mhpmcounters.map(enc),
-        }
-    }
-
-    /// The parsed maps.
-    pub fn maps(&self) -> Result<DtPmuMaps<'_>, sbi_pmu::dt::DtError> {
-        DtPmuMaps::parse(
-            self.event_to_mhpmevent.as_deref(),
-            self.event_to_mhpmcounters.as_deref(),
-            self.raw_event_to_mhpmcounters.as_deref(),
-        )
-    }
-}
-
 /// How the model is built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -156,12 +118,10 @@ pub struct Config {
     pub event_info: bool,
     /// Whether the hart has Sscofpmf: overflow bits, the overflow interrupt and mode filtering.
     pub sscofpmf: bool,
-    /// Event to counter constraints; `None` means every programmable counter counts every supported
-    /// event.
-    pub dt: Option<DtProps>,
-    /// Without a device tree: the standard events the hardware has (`None`: all of them).
+    /// The standard events the hardware has (`None`: all of them); every programmable counter counts
+    /// each of them.
     pub hw_events: Option<Vec<EventIdx>>,
-    /// Without a device tree: whether raw events are accepted.
+    /// Whether raw events are accepted (on every programmable counter).
     pub raw_events: bool,
     /// Whether the platform firmware event (code 0xffff) is implemented.
     pub platform_fw_events: bool,
@@ -199,7 +159,6 @@ impl Config {
             snapshot: version >= SbiVersion::V2_0,
             event_info: version >= SbiVersion::V3_0,
             sscofpmf: true,
-            dt: None,
             hw_events: None,
             raw_events: true,
             platform_fw_events: true,
@@ -576,34 +535,12 @@ impl Model {
             Some(HwGeneralEvent::Instructions) => self.fixed_counter(CSR_INSTRET),
             _ => None,
         };
-        let mut set: Vec<usize> = match &self.cfg.dt {
-            Some(props) => {
-                let maps = props.maps().ok()?;
-                let bits = maps.hw_counters(idx, data).unwrap_or(0);
-                hw.iter()
-                    .copied()
-                    .filter(|i| match self.counters[*i].spec {
-                        CounterSpec::Hw { csr, .. } => {
-                            (CSR_CYCLE..=CSR_HPMCOUNTER31).contains(&csr)
-                                && bits & (1 << (csr - CSR_CYCLE)) != 0
-                        }
-                        _ => false,
-                    })
-                    .collect()
-            }
-            None => {
-                let known = if std_event {
-                    self.cfg.hw_events.as_ref().is_none_or(|l| l.contains(&idx))
-                } else {
-                    self.cfg.raw_events
-                };
-                if known {
-                    programmable()
-                } else {
-                    Vec::new()
-                }
-            }
+        let known = if std_event {
+            self.cfg.hw_events.as_ref().is_none_or(|l| l.contains(&idx))
+        } else {
+            self.cfg.raw_events
         };
+        let mut set = if known { programmable() } else { Vec::new() };
         if let Some(f) = fixed {
             if !set.contains(&f) {
                 set.insert(0, f);

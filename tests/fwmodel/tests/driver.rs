@@ -4,7 +4,7 @@
 //! overflow path, the fallbacks when firmware lacks a feature, and the errno of every failure.
 
 use fwmodel::harness::System;
-use fwmodel::{Config, DtProps, Mode, Model, SimEvent};
+use fwmodel::{Config, Mode, Model, SimEvent};
 use sbi_pmu::abi::{
     CacheId, CacheOp, CacheResult, CfgFlags, EventIdx, Fid, HwGeneralEvent, SbiError, SbiVersion,
 };
@@ -42,7 +42,7 @@ fn calls_of(sys: &System, cpu: usize, fid: Fid) -> u64 {
 
 /// Opens counting events, adds them on CPU 0 and runs some events.
 fn counting_system(cfg: Config, attrs: &[EventAttr]) -> (System, Vec<usize>) {
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     let events: Vec<usize> = attrs.iter().map(|a| sys.open(*a, 0).unwrap()).collect();
     sys.disable(0);
     for e in &events {
@@ -129,7 +129,7 @@ fn context_switch_with_firmware_events_adds_only_their_reads() {
 #[test]
 fn per_event_strategy_issues_the_c_driver_calls() {
     let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::PerEvent, false);
+    let mut sys = System::new(cfg, 1, Strategy::PerEvent);
     let e = sys.open(hw_attr(0), 0).unwrap();
     let before = sys.calls_since_boot();
     sys.disable(0);
@@ -156,7 +156,7 @@ fn per_event_strategy_issues_the_c_driver_calls() {
 fn parked_counter_is_reset_when_another_event_needs_it() {
     // Two programmable counters; three different events take turns.
     let cfg = Config::opensbi_like(SbiVersion::V2_0, 2, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     let a = sys.open(hw_attr(4), 0).unwrap();
     let b = sys.open(hw_attr(5), 0).unwrap();
     let c = sys.open(raw_attr(0x42), 0).unwrap();
@@ -225,7 +225,7 @@ fn without_sscofpmf_one_wrap_between_reads_is_counted() {
 #[test]
 fn sampling_overflow_with_snapshot_restarts_in_one_call() {
     let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     assert!(sys.cpus[0].pmu.snapshot_enabled());
     let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
     let s1 = sys.open(hw_attr(0), 1000).unwrap();
@@ -253,7 +253,7 @@ fn sampling_overflow_with_snapshot_restarts_in_one_call() {
 fn sampling_overflow_without_snapshot_reloads_each_counter() {
     let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
     cfg.snapshot = false;
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     assert!(!sys.cpus[0].pmu.snapshot_enabled());
     let s1 = sys.open(hw_attr(0), 1000).unwrap();
     let c = sys.open(hw_attr(1), 0).unwrap();
@@ -276,7 +276,7 @@ fn sampling_overflow_without_snapshot_reloads_each_counter() {
 #[test]
 fn long_periods_are_clamped_to_half_the_counter_range() {
     let cfg = Config::opensbi_like(SbiVersion::V2_0, 3, 32);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     let period = 5u64 << 31; // Two and a half times the half range.
     let e = sys.open(hw_attr(2), period).unwrap();
     sys.add(e, 0, true).unwrap();
@@ -296,7 +296,7 @@ fn long_periods_are_clamped_to_half_the_counter_range() {
 #[test]
 fn exclude_flags_filter_modes_with_sscofpmf() {
     let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     let user = sys
         .open(
             EventAttr {
@@ -350,7 +350,7 @@ fn exclude_flags_filter_modes_with_sscofpmf() {
 #[test]
 fn migration_between_cpus_keeps_counts_and_periods() {
     let cfg = Config::opensbi_like(SbiVersion::V3_0, 4, 40);
-    let mut sys = System::new(cfg, 2, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 2, Strategy::Batched);
     let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
     let s = sys.open(hw_attr(0), 700).unwrap();
     let f = sys.open(fw_attr(6), 0).unwrap();
@@ -377,7 +377,7 @@ fn migration_between_cpus_keeps_counts_and_periods() {
 fn stop_and_start_in_one_window_reload_a_sampling_counter() {
     // perf_adjust_freq_unthr_context(): stop(UPDATE) then start(RELOAD) inside one window.
     let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     let e = sys.open(hw_attr(0), 400).unwrap();
     sys.add(e, 0, true).unwrap();
     let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
@@ -398,7 +398,7 @@ fn stop_and_start_in_one_window_reload_a_sampling_counter() {
 #[test]
 fn event_init_errnos_match_the_c_driver() {
     let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     assert_eq!(sys.open(hw_attr(10), 0).unwrap_err().errno(), EINVAL);
     let bad_cache = EventAttr {
         ty: PERF_TYPE_HW_CACHE,
@@ -440,7 +440,7 @@ fn unavailable_standard_events_are_enoent() {
                 dtlb_w,
                 itlb_r,
             ]);
-            let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+            let mut sys = System::new(cfg, 1, Strategy::Batched);
             let info_calls = calls_of(&sys, 0, Fid::EventGetInfo);
             assert_eq!(
                 info_calls,
@@ -472,7 +472,7 @@ fn unavailable_standard_events_are_enoent() {
 fn add_failures_surface_as_typed_errors() {
     let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 2, 48);
     cfg.raw_events = false;
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     // Raw events are not implemented: config_matching says NOT_SUPPORTED (errno ENOTSUPP).
     let r = sys.open(raw_attr(5), 0).unwrap();
     assert_eq!(
@@ -524,14 +524,8 @@ fn claim_rules_refuse_counters_firmware_should_not_return() {
         let info = PmuInfo::probe(&mut fw, SbiVersion::V0_3).unwrap();
         let mut cpu = CpuHwEvents::new(&info, Strategy::Batched);
         let mut first = HwPerfEvent::default();
-        info.event_init(
-            &hw_attr(5),
-            Default::default(),
-            &StdEvents::ALL,
-            None,
-            &mut first,
-        )
-        .unwrap();
+        info.event_init(&hw_attr(5), Default::default(), &StdEvents::ALL, &mut first)
+            .unwrap();
         let mut second = first;
         let r1 = cpu.add(&mut fw, &mut first, true);
         if bogus == 5 {
@@ -545,37 +539,6 @@ fn claim_rules_refuse_counters_firmware_should_not_return() {
             assert_eq!(r1, Err(AddError::NoCounter), "counter {bogus}");
         }
     }
-}
-
-#[test]
-fn dt_constraints_reach_the_driver_and_the_firmware() {
-    // Each event on one counter only, as on the Allwinner D1.
-    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 6, 64);
-    cfg.dt = Some(DtProps::from_cells(
-        None,
-        Some(&[3, 3, 1 << 3, 4, 4, 1 << 4, 5, 5, 1 << 5, 6, 6, 1 << 5]),
-        Some(&[0, 0x10, !0, !0, 1 << 8]),
-    ));
-    let mut sys = System::new(cfg, 1, Strategy::Batched, true);
-    let refs = sys.open(hw_attr(2), 0).unwrap();
-    let misses = sys.open(hw_attr(3), 0).unwrap();
-    let branches = sys.open(hw_attr(4), 0).unwrap();
-    let bmiss = sys.open(hw_attr(5), 0).unwrap();
-    let raw = sys.open(raw_attr(0x10), 0).unwrap();
-    assert_eq!(sys.events[refs].hw.cmask, 1 << 3);
-    assert_eq!(sys.events[raw].hw.cmask, 1 << 8);
-    for e in [refs, misses, branches, raw] {
-        sys.add(e, 0, true).unwrap();
-    }
-    // Branch misses share counter 5 with branches: no counter left, and no SBI call to learn it.
-    let before = sys.calls_since_boot();
-    assert_eq!(
-        sys.add(bmiss, 0, true),
-        Err(AddError::Sbi(SbiError::NotSupported))
-    );
-    assert_eq!(sys.calls_since_boot(), before);
-    sys.check_invariants();
-    assert_eq!(sys.events[raw].hw.idx, 8);
 }
 
 #[test]
@@ -622,7 +585,7 @@ fn cpu_dying_disables_snapshot_and_starting_resets_counters() {
 #[test]
 fn throttled_event_stays_stopped_until_started() {
     let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1, Strategy::Batched);
     let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
     let s = sys.open(hw_attr(0), 1000).unwrap();
     let c = sys.open(hw_attr(1), 0).unwrap();

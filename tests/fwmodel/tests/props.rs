@@ -4,11 +4,10 @@
 //! operations, simulated events, overflows, context switches and migrations between two CPUs.
 
 use fwmodel::harness::System;
-use fwmodel::{Config, DtProps, Mode, Model, SimEvent};
+use fwmodel::{Config, Mode, Model, SimEvent};
 use proptest::prelude::*;
-use sbi_pmu::abi::{EventIdx, Fid, SbiVersion, EXT_PMU};
+use sbi_pmu::abi::{Fid, SbiVersion, EXT_PMU};
 use sbi_pmu::counters::{EventFlags, HesState, HwPerfEvent};
-use sbi_pmu::dt::DtPmuMaps;
 use sbi_pmu::events::{EventAttr, PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_RAW};
 use sbi_pmu::pmu::{CpuHwEvents, Strategy as Driver};
 
@@ -37,11 +36,6 @@ struct Setup {
     /// Width of the programmable counters.
     bits: u32,
     programmable: usize,
-    /// Per-row counter masks of a generated device tree (10 general events, the cache events, 4 raw
-    /// selectors), in units of programmable counters; `None` for no device tree.
-    dt: Option<Vec<u8>>,
-    /// Whether the driver reads the device tree too.
-    driver_dt: bool,
     /// How large simulated event bursts are: 0 small, 1 up to a quarter range, 2 several ranges.
     scale: u8,
     seed: u64,
@@ -53,41 +47,7 @@ impl Setup {
         cfg.snapshot = self.snapshot && self.version >= SbiVersion::V2_0;
         cfg.sscofpmf = self.sscofpmf;
         cfg.seed = self.seed;
-        cfg.dt = self.dt.as_ref().map(|masks| self.dt_props(masks));
         cfg
-    }
-
-    /// A hardware counter bitmap (bit n = mhpmcounterN) from a mask over programmable counters.
-    fn hw_bits(&self, mask: u8) -> u32 {
-        let avail = (1u32 << self.programmable) - 1;
-        let m = u32::from(mask) & avail;
-        (if m == 0 { 1 } else { m }) << 3
-    }
-
-    fn dt_props(&self, masks: &[u8]) -> DtProps {
-        let mut ctr = Vec::new();
-        for code in 1..=10u32 {
-            let mut bits = self.hw_bits(masks[code as usize - 1]);
-            if code == 1 {
-                bits |= 1;
-            }
-            if code == 2 {
-                bits |= 4;
-            }
-            ctr.extend([code, code, bits]);
-        }
-        ctr.extend([0x10000, 0x1ffff, self.hw_bits(masks[10])]);
-        let mut raw = Vec::new();
-        for sel in 0..4u32 {
-            raw.extend([
-                0,
-                0x10 + sel,
-                !0,
-                !0,
-                self.hw_bits(masks[11 + sel as usize]),
-            ]);
-        }
-        DtProps::from_cells(None, Some(&ctr), Some(&raw))
     }
 
     fn tick_max(&self) -> u64 {
@@ -124,20 +84,16 @@ fn setup_strategy() -> impl Strategy<Value = Setup> {
             32u32..=64
         ],
         2usize..=8,
-        proptest::option::weighted(0.4, proptest::collection::vec(any::<u8>(), 15)),
-        any::<bool>(),
         0u8..3,
         any::<u64>(),
     )
         .prop_map(
-            |(version, snapshot, sscofpmf, bits, programmable, dt, driver_dt, scale, seed)| Setup {
+            |(version, snapshot, sscofpmf, bits, programmable, scale, seed)| Setup {
                 version,
                 snapshot,
                 sscofpmf,
                 bits,
                 programmable,
-                dt,
-                driver_dt,
                 scale,
                 seed,
             },
@@ -249,7 +205,7 @@ fn op_strategy() -> impl Strategy<Value = Op> {
 /// Opens the events and runs the operations, checking the invariants after each one. Returns the
 /// system and the outcome of every add, so two runs can be compared.
 fn run(setup: &Setup, evs: &[EvSpec], ops: &[Op], strategy: Driver) -> (System, Vec<bool>) {
-    let mut sys = System::new(setup.config(), NCPUS, strategy, setup.driver_dt);
+    let mut sys = System::new(setup.config(), NCPUS, strategy);
     let events: Vec<usize> = evs
         .iter()
         .filter_map(|e| {
@@ -377,26 +333,6 @@ proptest! {
         run(&setup, &evs, &ops, Driver::PerEvent);
     }
 
-    /// Scarce counters with device tree constraints: every allocation stays within the event's
-    /// mask (checked after each operation by the harness), in the driver and in firmware.
-    #[test]
-    fn allocation_stays_within_event_masks(
-        mut setup in setup_strategy(),
-        masks in proptest::collection::vec(any::<u8>(), 15),
-        evs in proptest::collection::vec(ev_strategy(), 2..8),
-        ops in proptest::collection::vec(op_strategy(), 1..60),
-    ) {
-        setup.dt = Some(masks);
-        setup.driver_dt = true;
-        setup.programmable = setup.programmable.min(4);
-        let (sys, _) = run(&setup, &evs, &ops, Driver::Batched);
-        for ev in &sys.events {
-            if let (Some(_), Some(idx)) = (ev.cpu, ev.hw.counter()) {
-                prop_assert!(ev.hw.cmask & 1 << idx != 0);
-            }
-        }
-    }
-
     /// With counters for every event, the batched strategy never makes more SBI calls than the
     /// per-event strategy for the same operations, and both count exactly. Overflow interrupts are
     /// compared per interrupt: their number follows the counter values (the batched strategy lets
@@ -409,7 +345,6 @@ proptest! {
         evs in proptest::collection::vec(ev_strategy(), 1..8),
         ops in proptest::collection::vec(op_strategy(), 1..60),
     ) {
-        setup.dt = None;
         setup.programmable = 8;
         let (batched, a) = run(&setup, &evs, &ops, Driver::Batched);
         let (per_event, b) = run(&setup, &evs, &ops, Driver::PerEvent);
@@ -434,9 +369,8 @@ proptest! {
         ticks in proptest::collection::vec((any::<u8>(), any::<u8>(), any::<u64>()), 1..10),
     ) {
         setup.sscofpmf = true;
-        setup.dt = None;
         setup.programmable = 8;
-        let mut sys = System::new(setup.config(), 1, Driver::Batched, false);
+        let mut sys = System::new(setup.config(), 1, Driver::Batched);
         let events: Vec<usize> = evs
             .iter()
             .filter(|e| e.kind != 5)
@@ -554,28 +488,6 @@ proptest! {
             prop_assert!(m.anomalies().is_empty(), "{:?}", m.anomalies());
         }
     }
-
-    /// Arbitrary device tree property values parse or fail with a typed error, never panic, and
-    /// whatever parses answers lookups.
-    #[test]
-    fn dt_parsing_never_panics(
-        sel in proptest::option::of(proptest::collection::vec(any::<u8>(), 0..64)),
-        ctr in proptest::option::of(proptest::collection::vec(any::<u32>(), 0..30)),
-        raw in proptest::option::of(proptest::collection::vec(any::<u32>(), 0..30)),
-        probe in any::<u32>(),
-        data in any::<u64>(),
-    ) {
-        let enc = |cells: &Vec<u32>| cells.iter().flat_map(|c| c.to_be_bytes()).collect::<Vec<u8>>();
-        let ctr = ctr.as_ref().map(enc);
-        let raw = raw.as_ref().map(enc);
-        if let Ok(maps) = DtPmuMaps::parse(sel.as_deref(), ctr.as_deref(), raw.as_deref()) {
-            if let Some(idx) = EventIdx::from_raw(probe & 0xfffff) {
-                let _ = maps.hw_counters(idx, data);
-                let _ = maps.selector(idx);
-            }
-            prop_assert!(maps.counter_ranges().all(|r| r.start <= r.end && r.end < 0x20000));
-        }
-    }
 }
 
 #[test]
@@ -587,12 +499,10 @@ fn simulated_events_reach_only_matching_counters() {
         sscofpmf: true,
         bits: 48,
         programmable: 4,
-        dt: None,
-        driver_dt: false,
         scale: 0,
         seed: 3,
     };
-    let mut sys = System::new(setup.config(), 1, Driver::Batched, false);
+    let mut sys = System::new(setup.config(), 1, Driver::Batched);
     let e = sys
         .open(
             EventAttr {

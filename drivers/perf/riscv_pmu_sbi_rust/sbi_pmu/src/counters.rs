@@ -11,7 +11,6 @@ use crate::abi::{
     CounterInfo, CounterKind, EventIdx, EventInfo, EventType, HwGeneralEvent, SbiError, SbiVersion,
     StopFlags, CSR_CYCLE, CSR_INSTRET, RISCV_MAX_COUNTERS,
 };
-use crate::dt::DtPmuMaps;
 use crate::events::{event_map, EventAttr, EventRequest, MapError, StdEvents, UserAccess};
 use crate::firmware::Firmware;
 
@@ -346,25 +345,6 @@ impl PmuInfo {
         }
     }
 
-    /// The logical counters an event may use: the device tree map when it covers the event (plus the
-    /// fixed counter of cycles or instructions, which firmware always allows), else
-    /// [`PmuInfo::default_event_cmask`].
-    pub fn event_cmask(&self, req: &EventRequest, dt: Option<&DtPmuMaps<'_>>) -> u64 {
-        let default = self.default_event_cmask(req.event_idx);
-        if req.is_firmware {
-            return default;
-        }
-        let fixed = match req.event_idx.hw_event() {
-            Some(HwGeneralEvent::CpuCycles) => self.logical_from_hw(0b001),
-            Some(HwGeneralEvent::Instructions) => self.logical_from_hw(0b100),
-            _ => 0,
-        };
-        match dt.and_then(|maps| maps.hw_counters(req.event_idx, req.event_data)) {
-            Some(bits) => (self.logical_from_hw(u64::from(bits)) | fixed) & self.hw_mask,
-            None => default,
-        }
-    }
-
     /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()` and `pmu_sbi_event_init()`: maps the
     /// attribute, refuses standard events the platform lacks, and fills the per-event state. A
     /// non-sampling event gets `sample_period = width_mask >> 1`, as in the C driver.
@@ -373,7 +353,6 @@ impl PmuInfo {
         attr: &EventAttr,
         access: UserAccess,
         std_events: &StdEvents,
-        dt: Option<&DtPmuMaps<'_>>,
         hw: &mut HwPerfEvent,
     ) -> Result<EventRequest, MapError> {
         let req = event_map(attr, self.version)?;
@@ -382,7 +361,7 @@ impl PmuInfo {
         hw.event_base = req.event_idx.raw();
         hw.config = req.event_data;
         hw.config_base = req.cflags.bits();
-        hw.cmask = self.event_cmask(&req, dt);
+        hw.cmask = self.default_event_cmask(req.event_idx);
         hw.flags = match access {
             UserAccess::NoUserAccess => EventFlags::NO_USER_ACCESS,
             UserAccess::UserAccess => EventFlags::USER_ACCESS,
@@ -727,13 +706,7 @@ mod tests {
         };
         let mut hw = HwPerfEvent::default();
         let req = info
-            .event_init(
-                &attr,
-                UserAccess::UserAccess,
-                &StdEvents::ALL,
-                None,
-                &mut hw,
-            )
+            .event_init(&attr, UserAccess::UserAccess, &StdEvents::ALL, &mut hw)
             .unwrap();
         assert_eq!(hw.event_base, 5);
         assert_eq!(hw.config_base, req.cflags.bits());
@@ -752,14 +725,8 @@ mod tests {
             period_left: 4000,
             ..HwPerfEvent::default()
         };
-        info.event_init(
-            &sampling,
-            UserAccess::Legacy,
-            &StdEvents::ALL,
-            None,
-            &mut hw,
-        )
-        .unwrap();
+        info.event_init(&sampling, UserAccess::Legacy, &StdEvents::ALL, &mut hw)
+            .unwrap();
         assert_eq!(hw.sample_period, 4000);
         assert!(hw.is_sampling());
         assert!(hw.flags.contains(EventFlags::LEGACY));
@@ -767,7 +734,7 @@ mod tests {
         let mut none = StdEvents::ALL;
         none.set(EventIdx::hw(HwGeneralEvent::BranchInstructions), false);
         assert_eq!(
-            info.event_init(&attr, UserAccess::UserAccess, &none, None, &mut hw),
+            info.event_init(&attr, UserAccess::UserAccess, &none, &mut hw),
             Err(MapError::Unavailable)
         );
     }
