@@ -9,11 +9,15 @@
 //! hardware would. It never lets simulated events happen inside a disable window, where the kernel
 //! runs with interrupts off and perf's own bookkeeping is in flux.
 
-use sbi_pmu::abi::{CfgFlags, EventType};
+use sbi_pmu::abi::SbiVersion;
 use sbi_pmu::counters::{HwPerfEvent, PmuInfo};
-use sbi_pmu::events::{EventAttr, EventRequest, MapError, StdEvents, UserAccess};
+use sbi_pmu::events::{
+    EventAttr, EventRequest, MapError, StdEvents, UserAccess, PERF_TYPE_HARDWARE,
+    PERF_TYPE_HW_CACHE, PERF_TYPE_RAW,
+};
 use sbi_pmu::pmu::{AddError, CpuHwEvents, Strategy};
 
+use crate::spec::{self, Version};
 use crate::{Config, Mode, Model, SimEvent};
 
 /// A perf event as perf core holds it.
@@ -72,7 +76,8 @@ impl System {
     /// CPU start of each (with snapshot when the firmware offers it).
     pub fn new(cfg: Config, ncpus: usize, strategy: Strategy) -> Self {
         let mut boot = Model::new(cfg.clone());
-        let info = PmuInfo::probe(&mut boot, cfg.version).expect("probe");
+        let version = SbiVersion::from_raw(boot.spec_version());
+        let info = PmuInfo::probe(&mut boot, version).expect("probe");
         let std_events = info.check_std_events(&mut boot);
         let cpus = (0..ncpus)
             .map(|i| {
@@ -137,14 +142,8 @@ impl System {
         let req = self
             .info
             .event_init(&attr, UserAccess::UserAccess, &self.std_events, &mut hw)?;
-        let stream = match req.event_idx.ty() {
-            EventType::Hardware | EventType::Cache => SimEvent::Hw(req.event_idx),
-            EventType::Raw | EventType::RawV2 => SimEvent::Raw(req.event_data),
-            EventType::Firmware if req.event_idx == sbi_pmu::abi::EventIdx::FW_PLATFORM => {
-                SimEvent::FwPlatform(req.event_data)
-            }
-            EventType::Firmware => SimEvent::Fw(req.event_idx.code()),
-        };
+        let version = self.cpus[0].model.config().version;
+        let stream = stream_of(&attr, version).expect("an attribute the driver accepted");
         self.events.push(PerfEvent {
             attr,
             req,
@@ -228,16 +227,17 @@ impl System {
             .collect()
     }
 
-    /// Whether `n` occurrences of `stream` in `mode` on its CPU count toward the event's truth.
+    /// Whether `n` occurrences of `stream` in `mode` on its CPU count toward the event's truth: the
+    /// event counts them unless its attribute excludes the mode and the counter can filter by mode
+    /// (a hardware counter with Sscofpmf).
     fn counts_toward(&self, e: usize, stream: SimEvent, mode: Mode) -> bool {
         let ev = &self.events[e];
         if !ev.active || ev.stream != stream {
             return false;
         }
-        let cfg = self.cpus[0].model.config();
-        let filters = cfg.sscofpmf && !ev.req.is_firmware;
-        let inhibit = CfgFlags::from_bits_retain(ev.hw.config_base);
-        !(filters && inhibit.contains(mode.inhibit_flag()))
+        let hw_stream = matches!(stream, SimEvent::Hw(_) | SimEvent::Raw(_));
+        let filters = self.cpus[0].model.config().sscofpmf && hw_stream;
+        !(filters && excluded(&ev.attr, mode))
     }
 
     /// `n` occurrences of `stream` happen on `cpu` in `mode`. Overflow interrupts are taken at the
@@ -303,8 +303,8 @@ impl System {
     }
 
     /// Checks what must hold between operations, and panics with a description when it does not:
-    /// every added event has its own counter within its allowed mask and of its kind, configured in
-    /// firmware for its event; outside disable windows exactly the counters of active events run;
+    /// every added event has its own counter within its allowed mask, configured in firmware for the
+    /// simulated event the attribute stands for; outside disable windows exactly the counters of active events run;
     /// the model saw no call a correct driver would not make.
     pub fn check_invariants(&self) {
         for (cpu, c) in self.cpus.iter().enumerate() {
@@ -326,16 +326,11 @@ impl System {
                         ev.hw.cmask
                     );
                 }
-                let kind = if ev.req.is_firmware {
-                    self.info.fw_mask
-                } else {
-                    self.info.hw_mask
-                };
-                assert_ne!(kind & b, 0, "event {e} on counter {idx} of the wrong kind");
-                assert_eq!(
+                assert!(
+                    c.model.is_configured_for(idx, ev.stream),
+                    "cpu {cpu}: counter {idx} is configured for {:x?}, not for event {e} ({:x?})",
                     c.model.counter_event(idx),
-                    Some((ev.req.event_idx, ev.req.event_data)),
-                    "cpu {cpu}: counter {idx} not configured for event {e}"
+                    ev.stream
                 );
                 if c.window == 0 {
                     assert_eq!(
@@ -391,5 +386,52 @@ impl System {
                 );
             }
         }
+    }
+}
+
+/// The simulated event an attribute asks to count, worked out from perf's encoding of the attribute
+/// and the model's tables, not from the driver's mapping: a driver that encodes an event wrongly
+/// configures its counter for another event, which then neither counts nor passes the invariants.
+///
+/// perf's generic hardware ids 0 to 9 are the SBI codes 1 to 10 of Table 2, its generic cache ids,
+/// operations and results are the ids of Tables 3 to 5, and a raw `config` selects by bits 63:62 a
+/// raw hardware event (with the selector in bits 47:0, or 55:0 from SBI v3.0), a firmware event (code
+/// in bits 15:0) or a platform firmware event (data in bits 61:0), as the C driver defines them.
+pub fn stream_of(attr: &EventAttr, version: Version) -> Option<SimEvent> {
+    let c = attr.config;
+    let field = |shift: u32, bits: u32| (c >> shift) as usize & ((1 << bits) - 1);
+    match attr.ty {
+        PERF_TYPE_HARDWARE if c < 10 => Some(SimEvent::Hw(spec::hw_general_event(c as usize + 1))),
+        PERF_TYPE_HW_CACHE => Some(SimEvent::Hw(spec::hw_cache_event(
+            field(0, 8),
+            field(8, 8),
+            field(16, 8),
+        ))),
+        PERF_TYPE_RAW => match c >> 62 {
+            0b00 if version >= Version::V3_0 => Some(SimEvent::Raw(c & ((1 << 56) - 1))),
+            0b00 => Some(SimEvent::Raw(c & ((1 << 48) - 1))),
+            0b10 => Some(SimEvent::Fw(field(0, 16))),
+            0b11 => Some(SimEvent::FwPlatform(c & ((1 << 62) - 1))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether an attribute asks not to count in `mode`, as perf defines its exclude bits and the C
+/// driver's `pmu_sbi_get_filter_flags()` applies them: for a guest event (`config1` bit 0)
+/// `exclude_kernel` and `exclude_user` are about VS and VU mode and `exclude_hv` about S mode (the
+/// host kernel); otherwise they are about S and U mode. `exclude_host` is U and S, `exclude_guest` VS
+/// and VU. Nothing excludes M mode.
+pub fn excluded(attr: &EventAttr, mode: Mode) -> bool {
+    let guest = attr.config1 & 1 != 0;
+    match mode {
+        Mode::U => (!guest && attr.exclude_user) || attr.exclude_host,
+        Mode::S => {
+            (!guest && attr.exclude_kernel) || (guest && attr.exclude_hv) || attr.exclude_host
+        }
+        Mode::VU => (guest && attr.exclude_user) || attr.exclude_guest,
+        Mode::VS => (guest && attr.exclude_kernel) || attr.exclude_guest,
+        Mode::M => false,
     }
 }

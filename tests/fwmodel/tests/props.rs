@@ -4,9 +4,10 @@
 //! operations, simulated events, overflows, context switches and migrations between two CPUs.
 
 use fwmodel::harness::System;
+use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent};
 use proptest::prelude::*;
-use sbi_pmu::abi::{Fid, SbiVersion, EXT_PMU};
+use sbi_pmu::abi::SbiVersion;
 use sbi_pmu::counters::{EventFlags, HesState, HwPerfEvent};
 use sbi_pmu::events::{EventAttr, PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_RAW};
 use sbi_pmu::pmu::{CpuHwEvents, Strategy as Driver};
@@ -30,7 +31,7 @@ fn config(cases: u32) -> ProptestConfig {
 /// The platform of one case.
 #[derive(Clone, Debug)]
 struct Setup {
-    version: SbiVersion,
+    version: Version,
     snapshot: bool,
     sscofpmf: bool,
     /// Width of the programmable counters.
@@ -44,7 +45,7 @@ struct Setup {
 impl Setup {
     fn config(&self) -> Config {
         let mut cfg = Config::opensbi_like(self.version, self.programmable, self.bits);
-        cfg.snapshot = self.snapshot && self.version >= SbiVersion::V2_0;
+        cfg.snapshot = self.snapshot && self.version >= Version::V2_0;
         cfg.sscofpmf = self.sscofpmf;
         cfg.seed = self.seed;
         cfg
@@ -66,9 +67,9 @@ impl Setup {
 fn setup_strategy() -> impl Strategy<Value = Setup> {
     (
         prop_oneof![
-            Just(SbiVersion::V0_3),
-            Just(SbiVersion::V2_0),
-            Just(SbiVersion::V3_0)
+            Just(Version::V0_3),
+            Just(Version::V2_0),
+            Just(Version::V3_0)
         ],
         any::<bool>(),
         prop_oneof![3 => Just(true), 1 => Just(false)],
@@ -355,7 +356,7 @@ proptest! {
             "batched {} > per-event {}", outside(&batched), outside(&per_event)
         );
         for sys in [&batched, &per_event] {
-            let per_irq = if setup.snapshot && setup.version >= SbiVersion::V2_0 { 2 } else { 2 + 8 };
+            let per_irq = if setup.snapshot && setup.version >= Version::V2_0 { 2 } else { 2 + 8 };
             prop_assert!(sys.overflow_calls() <= sys.overflows() * per_irq);
         }
     }
@@ -399,8 +400,8 @@ proptest! {
             let after = sys.cpus[0].model.calls();
             let diff: Vec<u64> = after.iter().zip(before).map(|(a, b)| a - b).collect();
             let mut expect = [0u64; 9];
-            expect[Fid::CounterStop.id()] = 1;
-            expect[Fid::CounterStart.id()] = 1;
+            expect[Function::CounterStop.fid()] = 1;
+            expect[Function::CounterStart.fid()] = 1;
             prop_assert_eq!(&diff[..], &expect[..]);
             sys.check_invariants();
         }
@@ -416,7 +417,7 @@ proptest! {
     /// panics, and the typed conversion keeps the code.
     #[test]
     fn raw_calls_give_typed_errors(
-        version in prop_oneof![Just(SbiVersion::V0_3), Just(SbiVersion::V2_0), Just(SbiVersion::V3_0)],
+        version in prop_oneof![Just(Version::V0_3), Just(Version::V2_0), Just(Version::V3_0)],
         calls in proptest::collection::vec((0usize..10, any::<[usize; 6]>(), any::<u8>()), 1..40),
     ) {
         let mut m = Model::new(Config::opensbi_like(version, 4, 40));
@@ -427,7 +428,7 @@ proptest! {
                     *a %= 64;
                 }
             }
-            let r = m.ecall(EXT_PMU, fid, args);
+            let r = m.ecall(spec::EXT_PMU, fid, args);
             prop_assert!((-9..=0).contains(&r.error), "{fid} {args:?}: {r:?}");
             match r.result() {
                 Ok(v) => prop_assert_eq!(v, r.value),
@@ -443,7 +444,7 @@ proptest! {
         evs in proptest::collection::vec((any::<i32>(), any::<u32>(), any::<u64>(), any::<usize>(), any::<u64>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<i64>(), any::<u64>()), 1..20),
         ops in proptest::collection::vec(0u8..8, 1..40),
     ) {
-        let cfg = Config::opensbi_like(SbiVersion::V3_0, 4, 40);
+        let cfg = Config::opensbi_like(Version::V3_0, 4, 40);
         let mut m = Model::new(cfg);
         let info = sbi_pmu::counters::PmuInfo::probe(&mut m, SbiVersion::V3_0).unwrap();
         let mut cpu = CpuHwEvents::new(&info, Driver::Batched);
@@ -494,7 +495,7 @@ proptest! {
 fn simulated_events_reach_only_matching_counters() {
     // A sanity check of the harness itself: an event nobody counts changes nothing.
     let setup = Setup {
-        version: SbiVersion::V2_0,
+        version: Version::V2_0,
         snapshot: true,
         sscofpmf: true,
         bits: 48,
