@@ -1,24 +1,194 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A small simulated system for driving the `sbi_pmu` driver core the way perf core does: several
-//! CPUs (one [`Model`] hart and one [`CpuHwEvents`] each), perf events with the state perf keeps for
-//! them, and the ground truth of how many simulated events each one should have counted.
+//! A small simulated system for driving a per-CPU driver the way perf core does: several CPUs (one
+//! [`Model`] hart and one driver each), perf events with the state perf keeps for them, and the
+//! ground truth of how many simulated events each one should have counted.
 //!
 //! The harness plays perf core: it calls event_init, add, del, start, stop, read and the
 //! `pmu_disable`/`pmu_enable` bracket, and takes overflow interrupts as soon as a counter wraps, as
 //! hardware would. It never lets simulated events happen inside a disable window, where the kernel
 //! runs with interrupts off and perf's own bookkeeping is in flux.
+//!
+//! The driver is the crate's [`CpuHwEvents`] or the C driver's per-event calls
+//! ([`PerEvent`]), behind the [`CpuDriver`] trait; event_init is always the crate's.
 
-use sbi_pmu::abi::SbiVersion;
+use sbi_pmu::abi::{SbiError, SbiVersion};
 use sbi_pmu::counters::{HwPerfEvent, PmuInfo};
 use sbi_pmu::events::{
     EventAttr, EventRequest, MapError, StdEvents, UserAccess, PERF_TYPE_HARDWARE,
     PERF_TYPE_HW_CACHE, PERF_TYPE_RAW,
 };
-use sbi_pmu::pmu::{AddError, CpuHwEvents, Strategy};
+use sbi_pmu::firmware::Firmware;
+use sbi_pmu::pmu::{AddError, CpuHwEvents, OverflowEvent, Strategy};
 
+use crate::reference::PerEvent;
 use crate::spec::{self, Version};
 use crate::{Config, Mode, Model, SimEvent};
+
+/// The per-CPU driver operations perf core calls, with the overflow interrupt handler in three
+/// steps: `overflow_begin` returns the overflowed counters, `overflow_event` handles the event of
+/// each, `overflow_end` restarts the counters.
+pub trait CpuDriver: Clone + core::fmt::Debug {
+    /// A CPU with no event, using the counters `info` describes.
+    fn new(info: &PmuInfo) -> Self;
+    /// The CPU comes up: its counters are reset, and snapshot memory is set up when the firmware has
+    /// it.
+    fn cpu_starting<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError>;
+    /// `pmu->add`, with `PERF_EF_START` when `start`.
+    fn add<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+        start: bool,
+    ) -> Result<(), AddError>;
+    /// `pmu->del`; returns the count to add to the event.
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
+    /// `pmu->start(PERF_EF_RELOAD)`.
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent);
+    /// `pmu->stop(PERF_EF_UPDATE)`; returns the count to add to the event.
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
+    /// `pmu->read`; returns the count to add to the event.
+    fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
+    /// `pmu->pmu_disable`.
+    fn pmu_disable(&mut self);
+    /// `pmu->pmu_enable`.
+    fn pmu_enable<F: Firmware>(&mut self, fw: &mut F);
+    /// First step of the overflow handler: the overflowed counters that hold an event.
+    fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64;
+    /// The handler's step for the event of an overflowed counter.
+    fn overflow_event<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+    ) -> Option<OverflowEvent>;
+    /// Last step of the overflow handler.
+    fn overflow_end<F: Firmware>(&mut self, fw: &mut F);
+    /// The counters events hold.
+    fn used_ctrs(&self) -> u64;
+}
+
+impl CpuDriver for CpuHwEvents {
+    fn new(info: &PmuInfo) -> Self {
+        CpuHwEvents::new(info, Strategy::Batched)
+    }
+
+    fn cpu_starting<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError> {
+        CpuHwEvents::cpu_starting(self, fw, true)
+    }
+
+    fn add<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+        start: bool,
+    ) -> Result<(), AddError> {
+        CpuHwEvents::add(self, fw, hw, start)
+    }
+
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        CpuHwEvents::del(self, fw, hw)
+    }
+
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) {
+        CpuHwEvents::start(self, fw, hw, true);
+    }
+
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        CpuHwEvents::stop(self, fw, hw, true)
+    }
+
+    fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        CpuHwEvents::read(self, fw, hw)
+    }
+
+    fn pmu_disable(&mut self) {
+        CpuHwEvents::pmu_disable(self);
+    }
+
+    fn pmu_enable<F: Firmware>(&mut self, fw: &mut F) {
+        CpuHwEvents::pmu_enable(self, fw);
+    }
+
+    fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
+        CpuHwEvents::overflow_begin(self, fw)
+    }
+
+    fn overflow_event<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+    ) -> Option<OverflowEvent> {
+        CpuHwEvents::overflow_event(self, fw, hw)
+    }
+
+    fn overflow_end<F: Firmware>(&mut self, fw: &mut F) {
+        CpuHwEvents::overflow_end(self, fw);
+    }
+
+    fn used_ctrs(&self) -> u64 {
+        self.used_hw_ctrs() | self.used_fw_ctrs()
+    }
+}
+
+impl CpuDriver for PerEvent {
+    fn new(info: &PmuInfo) -> Self {
+        PerEvent::new(info)
+    }
+
+    fn cpu_starting<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError> {
+        PerEvent::cpu_starting(self, fw)
+    }
+
+    fn add<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+        start: bool,
+    ) -> Result<(), AddError> {
+        PerEvent::add(self, fw, hw, start)
+    }
+
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        PerEvent::del(self, fw, hw)
+    }
+
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) {
+        PerEvent::start(self, fw, hw);
+    }
+
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        PerEvent::stop(self, fw, hw)
+    }
+
+    fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        PerEvent::read(self, fw, hw)
+    }
+
+    // The C driver has no pmu_disable/pmu_enable callbacks: every operation makes its calls at once.
+    fn pmu_disable(&mut self) {}
+
+    fn pmu_enable<F: Firmware>(&mut self, _fw: &mut F) {}
+
+    fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
+        PerEvent::overflow_begin(self, fw)
+    }
+
+    fn overflow_event<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+    ) -> Option<OverflowEvent> {
+        PerEvent::overflow_event(self, fw, hw)
+    }
+
+    fn overflow_end<F: Firmware>(&mut self, fw: &mut F) {
+        PerEvent::overflow_end(self, fw);
+    }
+
+    fn used_ctrs(&self) -> u64 {
+        PerEvent::used_ctrs(self)
+    }
+}
 
 /// A perf event as perf core holds it.
 #[derive(Clone, Debug)]
@@ -48,20 +218,20 @@ pub struct PerfEvent {
 
 /// One simulated CPU.
 #[derive(Clone, Debug)]
-pub struct Cpu {
+pub struct Cpu<D> {
     /// The hart's SBI implementation.
     pub model: Model,
     /// The driver's per-CPU state.
-    pub pmu: CpuHwEvents,
+    pub pmu: D,
     /// Depth of the open `pmu_disable` windows.
     pub window: u32,
 }
 
-/// The system.
+/// The system, with the crate's driver unless another is named.
 #[derive(Clone, Debug)]
-pub struct System {
+pub struct System<D = CpuHwEvents> {
     /// The CPUs.
-    pub cpus: Vec<Cpu>,
+    pub cpus: Vec<Cpu<D>>,
     /// The counter table probed at boot.
     pub info: PmuInfo,
     /// The standard event availability found at boot.
@@ -69,12 +239,21 @@ pub struct System {
     /// The events opened so far.
     pub events: Vec<PerfEvent>,
     setup_calls: u64,
+    overflow_calls: u64,
+    overflows: u64,
 }
 
 impl System {
+    /// Boots `ncpus` CPUs with the crate's driver; see [`System::with_driver`].
+    pub fn new(cfg: Config, ncpus: usize) -> Self {
+        Self::with_driver(cfg, ncpus)
+    }
+}
+
+impl<D: CpuDriver> System<D> {
     /// Boots `ncpus` CPUs of the same configuration: probe on CPU 0, the standard event check, and the
     /// CPU start of each (with snapshot when the firmware offers it).
-    pub fn new(cfg: Config, ncpus: usize, strategy: Strategy) -> Self {
+    pub fn with_driver(cfg: Config, ncpus: usize) -> Self {
         let mut boot = Model::new(cfg.clone());
         let version = SbiVersion::from_raw(boot.spec_version());
         let info = PmuInfo::probe(&mut boot, version).expect("probe");
@@ -84,9 +263,9 @@ impl System {
                 let mut c = cfg.clone();
                 c.seed = cfg.seed.wrapping_add(i as u64 * 7919);
                 let mut model = if i == 0 { boot.clone() } else { Model::new(c) };
-                let mut pmu = CpuHwEvents::new(&info, strategy);
+                let mut pmu = D::new(&info);
                 // Snapshot setup fails with NOT_SUPPORTED when the firmware lacks it: run without.
-                let _ = pmu.cpu_starting(&mut model, true);
+                let _ = pmu.cpu_starting(&mut model);
                 Cpu {
                     model,
                     pmu,
@@ -100,6 +279,8 @@ impl System {
             std_events,
             events: Vec::new(),
             setup_calls: 0,
+            overflow_calls: 0,
+            overflows: 0,
         };
         sys.setup_calls = sys.total_calls();
         sys
@@ -115,14 +296,19 @@ impl System {
         self.total_calls() - self.setup_calls
     }
 
-    /// SBI calls the overflow handler made on all CPUs, as the driver counted them.
+    /// Calls of one function made on all CPUs, boot included.
+    pub fn calls_of(&self, f: spec::Function) -> u64 {
+        self.cpus.iter().map(|c| c.model.calls_of(f)).sum()
+    }
+
+    /// SBI calls the overflow handler made on all CPUs, as the firmware saw them.
     pub fn overflow_calls(&self) -> u64 {
-        self.cpus.iter().map(|c| c.pmu.stats().overflow_calls).sum()
+        self.overflow_calls
     }
 
     /// Overflow interrupts taken on all CPUs.
     pub fn overflows(&self) -> u64 {
-        self.cpus.iter().map(|c| c.pmu.stats().overflows).sum()
+        self.overflows
     }
 
     /// `perf_event_open()` up to event_init: maps the attribute and prepares the event's state.
@@ -184,7 +370,7 @@ impl System {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("start of an event that is not added");
         let c = &mut self.cpus[cpu];
-        c.pmu.start(&mut c.model, &mut ev.hw, true);
+        c.pmu.start(&mut c.model, &mut ev.hw);
         ev.active = true;
     }
 
@@ -193,7 +379,7 @@ impl System {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("stop of an event that is not added");
         let c = &mut self.cpus[cpu];
-        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, true);
+        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
         ev.active = false;
     }
 
@@ -268,6 +454,8 @@ impl System {
     pub fn overflow_irq(&mut self, cpu: usize) {
         let on_cpu = self.events_on(cpu);
         let c = &mut self.cpus[cpu];
+        let calls = c.model.total_calls();
+        self.overflows += 1;
         let mask = c.pmu.overflow_begin(&mut c.model);
         c.model.clear_irq();
         for e in on_cpu {
@@ -281,13 +469,14 @@ impl System {
                 if o.sample {
                     ev.samples += 1;
                     if ev.throttle_at == Some(ev.samples) {
-                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, true);
+                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
                         ev.active = false;
                     }
                 }
             }
         }
         c.pmu.overflow_end(&mut c.model);
+        self.overflow_calls += c.model.total_calls() - calls;
     }
 
     /// Reads every added event, so its count is up to date.
@@ -340,11 +529,7 @@ impl System {
                     );
                 }
             }
-            assert_eq!(
-                seen,
-                c.pmu.used_hw_ctrs() | c.pmu.used_fw_ctrs(),
-                "cpu {cpu} used masks"
-            );
+            assert_eq!(seen, c.pmu.used_ctrs(), "cpu {cpu} used masks");
             if c.window == 0 {
                 let active: u64 = self
                     .events_on(cpu)

@@ -40,6 +40,7 @@ use sbi_pmu::firmware::{SbiEcall, SbiRet};
 use spec::{fw_class, Error, Event, Function, FwClass, Version};
 
 pub mod harness;
+pub mod reference;
 pub mod spec;
 
 /// The simulated physical address of the supervisor's snapshot page.

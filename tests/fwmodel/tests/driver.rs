@@ -4,6 +4,7 @@
 //! overflow path, the fallbacks when firmware lacks a feature, and the errno of every failure.
 
 use fwmodel::harness::System;
+use fwmodel::reference::PerEvent;
 use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent};
 use sbi_pmu::abi::{CfgFlags, EventIdx, Fid, HwGeneralEvent, SbiError, SbiVersion};
@@ -42,13 +43,13 @@ const CACHE_REFERENCES: SimEvent =
 const BRANCHES: SimEvent =
     SimEvent::Hw(spec::hw_general_event(spec::SBI_PMU_HW_BRANCH_INSTRUCTIONS));
 
-fn calls_of(sys: &System, cpu: usize, f: Function) -> u64 {
+fn calls_of<D>(sys: &System<D>, cpu: usize, f: Function) -> u64 {
     sys.cpus[cpu].model.calls_of(f)
 }
 
 /// Opens counting events, adds them on CPU 0 and runs some events.
 fn counting_system(cfg: Config, attrs: &[EventAttr]) -> (System, Vec<usize>) {
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
+    let mut sys = System::new(cfg, 1);
     let events: Vec<usize> = attrs.iter().map(|a| sys.open(*a, 0).unwrap()).collect();
     sys.disable(0);
     for e in &events {
@@ -123,28 +124,33 @@ fn context_switch_with_firmware_events_adds_only_their_reads() {
 }
 
 #[test]
-fn per_event_strategy_issues_the_c_driver_calls() {
+fn reference_issues_the_c_driver_calls() {
     let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::PerEvent);
+    let mut sys = System::<PerEvent>::with_driver(cfg, 1);
     let e = sys.open(hw_attr(0), 0).unwrap();
-    let before = sys.calls_since_boot();
+    let calls = |sys: &System<PerEvent>| {
+        [
+            Function::CounterConfigMatching,
+            Function::CounterStart,
+            Function::CounterStop,
+        ]
+        .map(|f| calls_of(sys, 0, f))
+    };
+    let before = calls(&sys);
     sys.disable(0);
     sys.add(e, 0, true).unwrap();
     sys.enable(0);
-    // config_matching + start with an initial value.
-    assert_eq!(sys.calls_since_boot() - before, 2);
-    let before = sys.calls_since_boot();
+    // config_matching, then start with an initial value, at once.
+    let after = calls(&sys);
+    assert_eq!(after, [before[0] + 1, before[1] + 1, before[2]]);
+    let idx = sys.events[e].hw.counter().unwrap();
     sys.disable(0);
     sys.del(e);
     sys.enable(0);
-    // stop, then stop with RESET.
-    assert_eq!(sys.calls_since_boot() - before, 2);
-    assert_eq!(
-        sys.cpus[0]
-            .model
-            .counter_event(sys.events[e].hw.idx.max(0) as usize),
-        None
-    );
+    // stop, then stop with RESET, which drops the mapping.
+    assert_eq!(calls(&sys), [after[0], after[1], after[2] + 2]);
+    assert_eq!(sys.cpus[0].model.counter_event(idx), None);
+    assert_eq!(sys.calls_since_boot(), 4);
     sys.check_invariants();
 }
 
@@ -152,7 +158,7 @@ fn per_event_strategy_issues_the_c_driver_calls() {
 fn parked_counter_is_reset_when_another_event_needs_it() {
     // Two programmable counters; three different events take turns.
     let cfg = Config::opensbi_like(Version::V2_0, 2, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
+    let mut sys = System::new(cfg, 1);
     let a = sys.open(hw_attr(4), 0).unwrap();
     let b = sys.open(hw_attr(5), 0).unwrap();
     let c = sys.open(raw_attr(0x42), 0).unwrap();
@@ -192,10 +198,9 @@ fn counting_is_exact_across_wraps_at_narrow_widths() {
     for bits in [32u32, 33, 40, 47] {
         let cfg = Config::opensbi_like(Version::V2_0, 3, bits);
         let (mut sys, events) = counting_system(cfg, &[hw_attr(2), hw_attr(3)]);
-        let refs = CACHE_REFERENCES;
         // Several full ranges of the counter: overflow interrupts keep the count exact.
         for _ in 0..5 {
-            sys.tick(0, refs, Mode::S, (1u64 << bits) + 12345);
+            sys.tick(0, CACHE_REFERENCES, Mode::S, (1u64 << bits) + 12345);
         }
         sys.settle();
         sys.check_counts();
@@ -208,9 +213,8 @@ fn without_sscofpmf_one_wrap_between_reads_is_counted() {
     let mut cfg = Config::opensbi_like(Version::V2_0, 3, 32);
     cfg.sscofpmf = false;
     let (mut sys, events) = counting_system(cfg, &[hw_attr(4)]);
-    let branches = BRANCHES;
     for _ in 0..4 {
-        sys.tick(0, branches, Mode::U, 3 << 30);
+        sys.tick(0, BRANCHES, Mode::U, 3 << 30);
         sys.read(events[0]);
     }
     sys.settle();
@@ -221,9 +225,8 @@ fn without_sscofpmf_one_wrap_between_reads_is_counted() {
 #[test]
 fn sampling_overflow_with_snapshot_restarts_in_one_call() {
     let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
+    let mut sys = System::new(cfg, 1);
     assert!(sys.cpus[0].pmu.snapshot_enabled());
-    let cycles = CYCLES;
     let s1 = sys.open(hw_attr(0), 1000).unwrap();
     let s2 = sys.open(hw_attr(0), 1500).unwrap();
     let c = sys.open(hw_attr(1), 0).unwrap();
@@ -233,7 +236,7 @@ fn sampling_overflow_with_snapshot_restarts_in_one_call() {
     let stops = calls_of(&sys, 0, Function::CounterStop);
     let starts = calls_of(&sys, 0, Function::CounterStart);
     // 3000 cycles: overflows at 1000, 1500, 2000, 3000 (two counters at once).
-    sys.tick(0, cycles, Mode::S, 3000);
+    sys.tick(0, CYCLES, Mode::S, 3000);
     let irqs = sys.cpus[0].pmu.stats().overflows;
     assert_eq!(irqs, 4);
     assert_eq!(calls_of(&sys, 0, Function::CounterStop) - stops, irqs);
@@ -249,7 +252,7 @@ fn sampling_overflow_with_snapshot_restarts_in_one_call() {
 fn sampling_overflow_without_snapshot_reloads_each_counter() {
     let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     cfg.snapshot = false;
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
+    let mut sys = System::new(cfg, 1);
     assert!(!sys.cpus[0].pmu.snapshot_enabled());
     let s1 = sys.open(hw_attr(0), 1000).unwrap();
     let c = sys.open(hw_attr(1), 0).unwrap();
@@ -267,7 +270,7 @@ fn sampling_overflow_without_snapshot_reloads_each_counter() {
 #[test]
 fn long_periods_are_clamped_to_half_the_counter_range() {
     let cfg = Config::opensbi_like(Version::V2_0, 3, 32);
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
+    let mut sys = System::new(cfg, 1);
     let period = 5u64 << 31; // Two and a half times the half range.
     let e = sys.open(hw_attr(2), period).unwrap();
     sys.add(e, 0, true).unwrap();
@@ -277,8 +280,7 @@ fn long_periods_are_clamped_to_half_the_counter_range() {
         sys.cpus[0].model.counter_value(idx),
         Some((1 << 32) - ((1 << 31) - 1))
     );
-    let refs = CACHE_REFERENCES;
-    sys.tick(0, refs, Mode::U, 3 * period + 17);
+    sys.tick(0, CACHE_REFERENCES, Mode::U, 3 * period + 17);
     sys.settle();
     sys.check_counts();
     assert_eq!(sys.events[e].samples, 3);
@@ -287,7 +289,7 @@ fn long_periods_are_clamped_to_half_the_counter_range() {
 #[test]
 fn exclude_flags_filter_modes_with_sscofpmf() {
     let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
+    let mut sys = System::new(cfg, 1);
     let user = sys
         .open(
             EventAttr {
@@ -320,7 +322,6 @@ fn exclude_flags_filter_modes_with_sscofpmf() {
     for e in [user, kernel, guest] {
         sys.add(e, 0, true).unwrap();
     }
-    let instr = INSTRUCTIONS;
     for (mode, n) in [
         (Mode::U, 10),
         (Mode::S, 100),
@@ -328,7 +329,7 @@ fn exclude_flags_filter_modes_with_sscofpmf() {
         (Mode::VS, 10000),
         (Mode::M, 5),
     ] {
-        sys.tick(0, instr, mode, n);
+        sys.tick(0, INSTRUCTIONS, mode, n);
     }
     sys.settle();
     sys.check_counts();
@@ -341,8 +342,7 @@ fn exclude_flags_filter_modes_with_sscofpmf() {
 #[test]
 fn migration_between_cpus_keeps_counts_and_periods() {
     let cfg = Config::opensbi_like(Version::V3_0, 4, 40);
-    let mut sys = System::new(cfg, 2, Strategy::Batched);
-    let cycles = CYCLES;
+    let mut sys = System::new(cfg, 2);
     let s = sys.open(hw_attr(0), 700).unwrap();
     let f = sys.open(fw_attr(6), 0).unwrap();
     for cpu in [0usize, 1, 0, 1] {
@@ -350,7 +350,7 @@ fn migration_between_cpus_keeps_counts_and_periods() {
         sys.add(s, cpu, true).unwrap();
         sys.add(f, cpu, true).unwrap();
         sys.enable(cpu);
-        sys.tick(cpu, cycles, Mode::U, 500);
+        sys.tick(cpu, CYCLES, Mode::U, 500);
         sys.tick(cpu, SimEvent::Fw(6), Mode::S, 2);
         sys.disable(cpu);
         sys.del(s);
@@ -368,18 +368,17 @@ fn migration_between_cpus_keeps_counts_and_periods() {
 fn stop_and_start_in_one_window_reload_a_sampling_counter() {
     // perf_adjust_freq_unthr_context(): stop(UPDATE) then start(RELOAD) inside one window.
     let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
+    let mut sys = System::new(cfg, 1);
     let e = sys.open(hw_attr(0), 400).unwrap();
     sys.add(e, 0, true).unwrap();
-    let cycles = CYCLES;
-    sys.tick(0, cycles, Mode::U, 300);
+    sys.tick(0, CYCLES, Mode::U, 300);
     sys.disable(0);
     sys.stop(e);
     sys.events[e].hw.sample_period = 200;
     sys.start(e);
     sys.enable(0);
     sys.check_invariants();
-    sys.tick(0, cycles, Mode::U, 200);
+    sys.tick(0, CYCLES, Mode::U, 200);
     sys.settle();
     assert_eq!(sys.events[e].count, 500);
     // 300 events, then period_left = 100 with the new period: the sample comes 100 events later.
@@ -389,7 +388,7 @@ fn stop_and_start_in_one_window_reload_a_sampling_counter() {
 #[test]
 fn event_init_errnos_match_the_c_driver() {
     let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
+    let mut sys = System::new(cfg, 1);
     assert_eq!(sys.open(hw_attr(10), 0).unwrap_err().errno(), EINVAL);
     let bad_cache = EventAttr {
         ty: PERF_TYPE_HW_CACHE,
@@ -436,7 +435,7 @@ fn unavailable_standard_events_are_enoent() {
             let mut cfg = Config::opensbi_like(version, 4, 64);
             cfg.event_info = event_info && version >= Version::V3_0;
             cfg.hw_events = Some(present.to_vec());
-            let mut sys = System::new(cfg, 1, Strategy::Batched);
+            let mut sys = System::new(cfg, 1);
             let info_calls = calls_of(&sys, 0, Function::EventGetInfo);
             assert_eq!(
                 info_calls,
@@ -480,7 +479,7 @@ fn unavailable_standard_events_are_enoent() {
 fn add_failures_surface_as_typed_errors() {
     let mut cfg = Config::opensbi_like(Version::V2_0, 2, 48);
     cfg.raw_events = false;
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
+    let mut sys = System::new(cfg, 1);
     // Raw events are not implemented: config_matching says NOT_SUPPORTED (errno ENOTSUPP).
     let r = sys.open(raw_attr(5), 0).unwrap();
     assert_eq!(
@@ -593,14 +592,13 @@ fn cpu_dying_disables_snapshot_and_starting_resets_counters() {
 #[test]
 fn throttled_event_stays_stopped_until_started() {
     let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched);
-    let cycles = CYCLES;
+    let mut sys = System::new(cfg, 1);
     let s = sys.open(hw_attr(0), 1000).unwrap();
     let c = sys.open(hw_attr(1), 0).unwrap();
     sys.events[s].throttle_at = Some(2);
     sys.add(s, 0, true).unwrap();
     sys.add(c, 0, true).unwrap();
-    sys.tick(0, cycles, Mode::S, 5000);
+    sys.tick(0, CYCLES, Mode::S, 5000);
     // Throttled at the second sample: no interrupt and no count after it.
     assert_eq!(sys.events[s].samples, 2);
     assert_eq!(sys.cpus[0].pmu.stats().overflows, 2);
@@ -612,7 +610,7 @@ fn throttled_event_stays_stopped_until_started() {
     sys.check_counts();
     // perf core unthrottles it: a full period later it samples again.
     sys.start(s);
-    sys.tick(0, cycles, Mode::S, 1000);
+    sys.tick(0, CYCLES, Mode::S, 1000);
     assert_eq!(sys.events[s].samples, 3);
     sys.settle();
     sys.check_counts();
@@ -647,19 +645,18 @@ fn cpu_pm_cycle(sys: &mut System, low_power: impl FnOnce(&mut System)) {
 fn cpu_pm_stops_and_starts_in_one_call_each_and_keeps_counts() {
     let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     let (mut sys, events) = counting_system(cfg, &[hw_attr(0), hw_attr(1), raw_attr(0x10)]);
-    let cycles = CYCLES;
     // One event perf has stopped stays stopped across the cycle.
     sys.stop(events[2]);
-    sys.tick(0, cycles, Mode::S, 700);
+    sys.tick(0, CYCLES, Mode::S, 700);
     let stops = calls_of(&sys, 0, Function::CounterStop);
     let starts = calls_of(&sys, 0, Function::CounterStart);
     // Cycles in the low-power state are not counted (the events are stopped).
-    cpu_pm_cycle(&mut sys, |sys| sys.tick(0, cycles, Mode::S, 300));
+    cpu_pm_cycle(&mut sys, |sys| sys.tick(0, CYCLES, Mode::S, 300));
     assert_eq!(calls_of(&sys, 0, Function::CounterStop) - stops, 1);
     assert_eq!(calls_of(&sys, 0, Function::CounterStart) - starts, 1);
     assert!(!sys.events[events[2]].active);
     assert!(sys.events[events[0]].active && sys.events[events[1]].active);
-    sys.tick(0, cycles, Mode::S, 500);
+    sys.tick(0, CYCLES, Mode::S, 500);
     sys.settle();
     sys.check_counts();
     assert_eq!(sys.events[events[0]].count, 1200);
