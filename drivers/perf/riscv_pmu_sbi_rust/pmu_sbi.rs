@@ -45,7 +45,7 @@ use sbi_pmu::{
     },
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
     firmware::SbiEcall,
-    pmu::{CpuHwEvents, PmuStats, Strategy},
+    pmu::{CpuHwEvents, PmuStats},
 };
 
 /// The local counter overflow interrupt of Sscofpmf (`RV_IRQ_PMU`, bit 13 of `sip`).
@@ -248,7 +248,7 @@ impl RiscvPmu {
     /// The state every CPU starts with.
     pub(crate) fn new_cpu_state(&self) -> CpuState {
         CpuState {
-            core: CpuHwEvents::new(&self.info, Strategy::Batched),
+            core: CpuHwEvents::new(&self.info),
             fw: SbiFirmware,
         }
     }

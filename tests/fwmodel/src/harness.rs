@@ -1,20 +1,194 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A small simulated system for driving the `sbi_pmu` driver core the way perf core does: several
-//! CPUs (one [`Model`] hart and one [`CpuHwEvents`] each), perf events with the state perf keeps for
-//! them, and the ground truth of how many simulated events each one should have counted.
+//! A small simulated system for driving a per-CPU driver the way perf core does: several CPUs (one
+//! [`Model`] hart and one driver each), perf events with the state perf keeps for them, and the
+//! ground truth of how many simulated events each one should have counted.
 //!
 //! The harness plays perf core: it calls event_init, add, del, start, stop, read and the
 //! `pmu_disable`/`pmu_enable` bracket, and takes overflow interrupts as soon as a counter wraps, as
 //! hardware would. It never lets simulated events happen inside a disable window, where the kernel
 //! runs with interrupts off and perf's own bookkeeping is in flux.
+//!
+//! The driver is the crate's [`CpuHwEvents`] or the C driver's per-event calls
+//! ([`PerEvent`]), behind the [`CpuDriver`] trait; event_init is always the crate's.
 
-use sbi_pmu::abi::{CfgFlags, EventType};
+use sbi_pmu::abi::{SbiError, SbiVersion};
 use sbi_pmu::counters::{HwEvent, HwPerfEvent, PmuInfo};
-use sbi_pmu::events::{EventAttr, EventRequest, MapError, StdEvents, UserAccess};
-use sbi_pmu::pmu::{AddError, CpuHwEvents, Strategy};
+use sbi_pmu::events::{
+    EventAttr, EventRequest, MapError, StdEvents, UserAccess, PERF_TYPE_HARDWARE,
+    PERF_TYPE_HW_CACHE, PERF_TYPE_RAW,
+};
+use sbi_pmu::firmware::Firmware;
+use sbi_pmu::pmu::{AddError, CpuHwEvents, OverflowEvent};
 
+use crate::reference::PerEvent;
+use crate::spec::{self, Version};
 use crate::{Config, Mode, Model, SimEvent};
+
+/// The per-CPU driver operations perf core calls, with the overflow interrupt handler in three
+/// steps: `overflow_begin` returns the overflowed counters, `overflow_event` handles the event of
+/// each, `overflow_end` restarts the counters.
+pub trait CpuDriver: Clone + core::fmt::Debug {
+    /// A CPU with no event, using the counters `info` describes.
+    fn new(info: &PmuInfo) -> Self;
+    /// The CPU comes up: its counters are reset, and snapshot memory is set up when the firmware has
+    /// it.
+    fn cpu_starting<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError>;
+    /// `pmu->add`, with `PERF_EF_START` when `start`.
+    fn add<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+        start: bool,
+    ) -> Result<(), AddError>;
+    /// `pmu->del`; returns the count to add to the event.
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
+    /// `pmu->start(PERF_EF_RELOAD)`.
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent);
+    /// `pmu->stop(PERF_EF_UPDATE)`; returns the count to add to the event.
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
+    /// `pmu->read`; returns the count to add to the event.
+    fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
+    /// `pmu->pmu_disable`.
+    fn pmu_disable(&mut self);
+    /// `pmu->pmu_enable`.
+    fn pmu_enable<F: Firmware>(&mut self, fw: &mut F);
+    /// First step of the overflow handler: the overflowed counters that hold an event.
+    fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64;
+    /// The handler's step for the event of an overflowed counter.
+    fn overflow_event<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+    ) -> Option<OverflowEvent>;
+    /// Last step of the overflow handler.
+    fn overflow_end<F: Firmware>(&mut self, fw: &mut F);
+    /// The counters events hold.
+    fn used_ctrs(&self) -> u64;
+}
+
+impl CpuDriver for CpuHwEvents {
+    fn new(info: &PmuInfo) -> Self {
+        CpuHwEvents::new(info)
+    }
+
+    fn cpu_starting<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError> {
+        CpuHwEvents::cpu_starting(self, fw, true)
+    }
+
+    fn add<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+        start: bool,
+    ) -> Result<(), AddError> {
+        CpuHwEvents::add(self, fw, hw, start)
+    }
+
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        CpuHwEvents::del(self, fw, hw)
+    }
+
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) {
+        CpuHwEvents::start(self, fw, hw, true);
+    }
+
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        CpuHwEvents::stop(self, fw, hw, true)
+    }
+
+    fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        CpuHwEvents::read(self, fw, hw)
+    }
+
+    fn pmu_disable(&mut self) {
+        CpuHwEvents::pmu_disable(self);
+    }
+
+    fn pmu_enable<F: Firmware>(&mut self, fw: &mut F) {
+        CpuHwEvents::pmu_enable(self, fw);
+    }
+
+    fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
+        CpuHwEvents::overflow_begin(self, fw)
+    }
+
+    fn overflow_event<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+    ) -> Option<OverflowEvent> {
+        CpuHwEvents::overflow_event(self, fw, hw)
+    }
+
+    fn overflow_end<F: Firmware>(&mut self, fw: &mut F) {
+        CpuHwEvents::overflow_end(self, fw);
+    }
+
+    fn used_ctrs(&self) -> u64 {
+        self.used_hw_ctrs() | self.used_fw_ctrs()
+    }
+}
+
+impl CpuDriver for PerEvent {
+    fn new(info: &PmuInfo) -> Self {
+        PerEvent::new(info)
+    }
+
+    fn cpu_starting<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError> {
+        PerEvent::cpu_starting(self, fw)
+    }
+
+    fn add<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+        start: bool,
+    ) -> Result<(), AddError> {
+        PerEvent::add(self, fw, hw, start)
+    }
+
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        PerEvent::del(self, fw, hw)
+    }
+
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) {
+        PerEvent::start(self, fw, hw);
+    }
+
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        PerEvent::stop(self, fw, hw)
+    }
+
+    fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+        PerEvent::read(self, fw, hw)
+    }
+
+    // The C driver has no pmu_disable/pmu_enable callbacks: every operation makes its calls at once.
+    fn pmu_disable(&mut self) {}
+
+    fn pmu_enable<F: Firmware>(&mut self, _fw: &mut F) {}
+
+    fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
+        PerEvent::overflow_begin(self, fw)
+    }
+
+    fn overflow_event<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut HwPerfEvent,
+    ) -> Option<OverflowEvent> {
+        PerEvent::overflow_event(self, fw, hw)
+    }
+
+    fn overflow_end<F: Firmware>(&mut self, fw: &mut F) {
+        PerEvent::overflow_end(self, fw);
+    }
+
+    fn used_ctrs(&self) -> u64 {
+        PerEvent::used_ctrs(self)
+    }
+}
 
 /// A perf event as perf core holds it.
 #[derive(Clone, Debug)]
@@ -44,46 +218,54 @@ pub struct PerfEvent {
 
 /// One simulated CPU.
 #[derive(Clone, Debug)]
-pub struct Cpu {
+pub struct Cpu<D> {
     /// The hart's SBI implementation.
     pub model: Model,
     /// The driver's per-CPU state.
-    pub pmu: CpuHwEvents,
+    pub pmu: D,
     /// Depth of the open `pmu_disable` windows.
     pub window: u32,
 }
 
-/// The system.
+/// The system, with the crate's driver unless another is named.
 #[derive(Clone, Debug)]
-pub struct System {
+pub struct System<D = CpuHwEvents> {
     /// The CPUs.
-    pub cpus: Vec<Cpu>,
+    pub cpus: Vec<Cpu<D>>,
     /// The counter table probed at boot.
     pub info: PmuInfo,
     /// The standard event availability found at boot.
     pub std_events: StdEvents,
     /// The events opened so far.
     pub events: Vec<PerfEvent>,
-    /// Whether the driver was given the device tree maps.
-    pub driver_dt: bool,
     setup_calls: u64,
+    overflow_calls: u64,
+    overflows: u64,
 }
 
 impl System {
+    /// Boots `ncpus` CPUs with the crate's driver; see [`System::with_driver`].
+    pub fn new(cfg: Config, ncpus: usize) -> Self {
+        Self::with_driver(cfg, ncpus)
+    }
+}
+
+impl<D: CpuDriver> System<D> {
     /// Boots `ncpus` CPUs of the same configuration: probe on CPU 0, the standard event check, and the
     /// CPU start of each (with snapshot when the firmware offers it).
-    pub fn new(cfg: Config, ncpus: usize, strategy: Strategy, driver_dt: bool) -> Self {
+    pub fn with_driver(cfg: Config, ncpus: usize) -> Self {
         let mut boot = Model::new(cfg.clone());
-        let info = PmuInfo::probe(&mut boot, cfg.version).expect("probe");
+        let version = SbiVersion::from_raw(boot.spec_version());
+        let info = PmuInfo::probe(&mut boot, version).expect("probe");
         let std_events = info.check_std_events(&mut boot);
         let cpus = (0..ncpus)
             .map(|i| {
                 let mut c = cfg.clone();
                 c.seed = cfg.seed.wrapping_add(i as u64 * 7919);
                 let mut model = if i == 0 { boot.clone() } else { Model::new(c) };
-                let mut pmu = CpuHwEvents::new(&info, strategy);
+                let mut pmu = D::new(&info);
                 // Snapshot setup fails with NOT_SUPPORTED when the firmware lacks it: run without.
-                let _ = pmu.cpu_starting(&mut model, true);
+                let _ = pmu.cpu_starting(&mut model);
                 Cpu {
                     model,
                     pmu,
@@ -96,8 +278,9 @@ impl System {
             info,
             std_events,
             events: Vec::new(),
-            driver_dt,
             setup_calls: 0,
+            overflow_calls: 0,
+            overflows: 0,
         };
         sys.setup_calls = sys.total_calls();
         sys
@@ -113,14 +296,19 @@ impl System {
         self.total_calls() - self.setup_calls
     }
 
-    /// SBI calls the overflow handler made on all CPUs, as the driver counted them.
+    /// Calls of one function made on all CPUs, boot included.
+    pub fn calls_of(&self, f: spec::Function) -> u64 {
+        self.cpus.iter().map(|c| c.model.calls_of(f)).sum()
+    }
+
+    /// SBI calls the overflow handler made on all CPUs, as the firmware saw them.
     pub fn overflow_calls(&self) -> u64 {
-        self.cpus.iter().map(|c| c.pmu.stats().overflow_calls).sum()
+        self.overflow_calls
     }
 
     /// Overflow interrupts taken on all CPUs.
     pub fn overflows(&self) -> u64 {
-        self.cpus.iter().map(|c| c.pmu.stats().overflows).sum()
+        self.overflows
     }
 
     /// `perf_event_open()` up to event_init: maps the attribute and prepares the event's state.
@@ -140,14 +328,8 @@ impl System {
         let req = self
             .info
             .event_init(&attr, UserAccess::UserAccess, &self.std_events, &mut hw)?;
-        let stream = match req.event_idx.ty() {
-            EventType::Hardware | EventType::Cache => SimEvent::Hw(req.event_idx),
-            EventType::Raw | EventType::RawV2 => SimEvent::Raw(req.event_data),
-            EventType::Firmware if req.event_idx == sbi_pmu::abi::EventIdx::FW_PLATFORM => {
-                SimEvent::FwPlatform(req.event_data)
-            }
-            EventType::Firmware => SimEvent::Fw(req.event_idx.code()),
-        };
+        let version = self.cpus[0].model.config().version;
+        let stream = stream_of(&attr, version).expect("an attribute the driver accepted");
         self.events.push(PerfEvent {
             attr,
             req,
@@ -188,7 +370,7 @@ impl System {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("start of an event that is not added");
         let c = &mut self.cpus[cpu];
-        c.pmu.start(&mut c.model, &mut ev.hw, true);
+        c.pmu.start(&mut c.model, &mut ev.hw);
         ev.active = true;
     }
 
@@ -197,7 +379,7 @@ impl System {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("stop of an event that is not added");
         let c = &mut self.cpus[cpu];
-        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, true);
+        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
         ev.active = false;
     }
 
@@ -231,16 +413,17 @@ impl System {
             .collect()
     }
 
-    /// Whether `n` occurrences of `stream` in `mode` on its CPU count toward the event's truth.
+    /// Whether `n` occurrences of `stream` in `mode` on its CPU count toward the event's truth: the
+    /// event counts them unless its attribute excludes the mode and the counter can filter by mode
+    /// (a hardware counter with Sscofpmf).
     fn counts_toward(&self, e: usize, stream: SimEvent, mode: Mode) -> bool {
         let ev = &self.events[e];
         if !ev.active || ev.stream != stream {
             return false;
         }
-        let cfg = self.cpus[0].model.config();
-        let filters = cfg.sscofpmf && !ev.req.is_firmware;
-        let inhibit = CfgFlags::from_bits_retain(ev.hw.config_base);
-        !(filters && inhibit.contains(mode.inhibit_flag()))
+        let hw_stream = matches!(stream, SimEvent::Hw(_) | SimEvent::Raw(_));
+        let filters = self.cpus[0].model.config().sscofpmf && hw_stream;
+        !(filters && excluded(&ev.attr, mode))
     }
 
     /// `n` occurrences of `stream` happen on `cpu` in `mode`. Overflow interrupts are taken at the
@@ -271,6 +454,8 @@ impl System {
     pub fn overflow_irq(&mut self, cpu: usize) {
         let on_cpu = self.events_on(cpu);
         let c = &mut self.cpus[cpu];
+        let calls = c.model.total_calls();
+        self.overflows += 1;
         let mask = c.pmu.overflow_begin(&mut c.model);
         c.model.clear_irq();
         for e in on_cpu {
@@ -284,13 +469,14 @@ impl System {
                 if o.sample {
                     ev.samples += 1;
                     if ev.throttle_at == Some(ev.samples) {
-                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, true);
+                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
                         ev.active = false;
                     }
                 }
             }
         }
         c.pmu.overflow_end(&mut c.model);
+        self.overflow_calls += c.model.total_calls() - calls;
     }
 
     /// Reads every added event, so its count is up to date.
@@ -306,8 +492,8 @@ impl System {
     }
 
     /// Checks what must hold between operations, and panics with a description when it does not:
-    /// every added event has its own counter within its allowed mask and of its kind, configured in
-    /// firmware for its event; outside disable windows exactly the counters of active events run;
+    /// every added event has its own counter within its allowed mask, configured in firmware for the
+    /// simulated event the attribute stands for; outside disable windows exactly the counters of active events run;
     /// the model saw no call a correct driver would not make.
     pub fn check_invariants(&self) {
         for (cpu, c) in self.cpus.iter().enumerate() {
@@ -327,16 +513,11 @@ impl System {
                     0,
                     "event {e} on counter {idx} outside {allowed:#x}"
                 );
-                let kind = if ev.req.is_firmware {
-                    self.info.fw_mask
-                } else {
-                    self.info.hw_mask
-                };
-                assert_ne!(kind & b, 0, "event {e} on counter {idx} of the wrong kind");
-                assert_eq!(
+                assert!(
+                    c.model.is_configured_for(idx, ev.stream),
+                    "cpu {cpu}: counter {idx} is configured for {:x?}, not for event {e} ({:x?})",
                     c.model.counter_event(idx),
-                    Some((ev.req.event_idx, ev.req.event_data)),
-                    "cpu {cpu}: counter {idx} not configured for event {e}"
+                    ev.stream
                 );
                 if c.window == 0 {
                     assert_eq!(
@@ -346,11 +527,7 @@ impl System {
                     );
                 }
             }
-            assert_eq!(
-                seen,
-                c.pmu.used_hw_ctrs() | c.pmu.used_fw_ctrs(),
-                "cpu {cpu} used masks"
-            );
+            assert_eq!(seen, c.pmu.used_ctrs(), "cpu {cpu} used masks");
             if c.window == 0 {
                 let active: u64 = self
                     .events_on(cpu)
@@ -392,5 +569,52 @@ impl System {
                 );
             }
         }
+    }
+}
+
+/// The simulated event an attribute asks to count, worked out from perf's encoding of the attribute
+/// and the model's tables, not from the driver's mapping: a driver that encodes an event wrongly
+/// configures its counter for another event, which then neither counts nor passes the invariants.
+///
+/// perf's generic hardware ids 0 to 9 are the SBI codes 1 to 10 of Table 2, its generic cache ids,
+/// operations and results are the ids of Tables 3 to 5, and a raw `config` selects by bits 63:62 a
+/// raw hardware event (with the selector in bits 47:0, or 55:0 from SBI v3.0), a firmware event (code
+/// in bits 15:0) or a platform firmware event (data in bits 61:0), as the C driver defines them.
+pub fn stream_of(attr: &EventAttr, version: Version) -> Option<SimEvent> {
+    let c = attr.config;
+    let field = |shift: u32, bits: u32| (c >> shift) as usize & ((1 << bits) - 1);
+    match attr.ty {
+        PERF_TYPE_HARDWARE if c < 10 => Some(SimEvent::Hw(spec::hw_general_event(c as usize + 1))),
+        PERF_TYPE_HW_CACHE => Some(SimEvent::Hw(spec::hw_cache_event(
+            field(0, 8),
+            field(8, 8),
+            field(16, 8),
+        ))),
+        PERF_TYPE_RAW => match c >> 62 {
+            0b00 if version >= Version::V3_0 => Some(SimEvent::Raw(c & ((1 << 56) - 1))),
+            0b00 => Some(SimEvent::Raw(c & ((1 << 48) - 1))),
+            0b10 => Some(SimEvent::Fw(field(0, 16))),
+            0b11 => Some(SimEvent::FwPlatform(c & ((1 << 62) - 1))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether an attribute asks not to count in `mode`, as perf defines its exclude bits and the C
+/// driver's `pmu_sbi_get_filter_flags()` applies them: for a guest event (`config1` bit 0)
+/// `exclude_kernel` and `exclude_user` are about VS and VU mode and `exclude_hv` about S mode (the
+/// host kernel); otherwise they are about S and U mode. `exclude_host` is U and S, `exclude_guest` VS
+/// and VU. Nothing excludes M mode.
+pub fn excluded(attr: &EventAttr, mode: Mode) -> bool {
+    let guest = attr.config1 & 1 != 0;
+    match mode {
+        Mode::U => (!guest && attr.exclude_user) || attr.exclude_host,
+        Mode::S => {
+            (!guest && attr.exclude_kernel) || (guest && attr.exclude_hv) || attr.exclude_host
+        }
+        Mode::VU => (guest && attr.exclude_user) || attr.exclude_guest,
+        Mode::VS => (guest && attr.exclude_kernel) || attr.exclude_guest,
+        Mode::M => false,
     }
 }

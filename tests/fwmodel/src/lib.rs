@@ -8,6 +8,13 @@
 //! [`sbi_pmu::firmware::SbiEcall`], so the driver logic talks to it through the same blanket
 //! [`sbi_pmu::firmware::Firmware`] implementation as it could in the kernel.
 //!
+//! The model is an oracle independent of the crate: it decodes every argument and encodes every
+//! return value with its own transcription of the specification's tables ([`spec`]), never with the
+//! crate's `abi` encodings, so an encoding mistake in the crate makes the two disagree instead of
+//! being shared. From the crate it takes only the interface: the `SbiEcall` trait with its `Fid`
+//! argument (decoded here from its number) and the `#[repr(C)]` shared memory views the trait hands
+//! over, whose layouts the unit tests below check against the specification's offsets.
+//!
 //! Counters advance from a simulated event stream the test controls ([`Model::tick`]): `n` occurrences
 //! of a hardware, raw or firmware event in a privilege mode. A started counter configured for that
 //! event counts them unless its inhibit flags exclude the mode; a hardware counter wraps at its width,
@@ -27,16 +34,14 @@
 //! started (so a stopped counter of another event can be taken over, as the specification's
 //! "not started" says), and SET_INIT_VALUE applies to one counter only.
 
-use sbi_pmu::abi::{
-    CfgFlags, CounterInfo, CounterKind, EventIdx, EventInfo, EventType, Fid, FwEventClass,
-    HwGeneralEvent, SbiError, SbiVersion, SnapshotPage, StartFlags, StopFlags, CSR_CYCLE,
-    CSR_HPMCOUNTER31, CSR_INSTRET, CSR_SCOUNTOVF, EXT_PMU, SBI_SHMEM_DISABLE,
-};
-use sbi_pmu::dt::DtPmuMaps;
+use sbi_pmu::abi::{EventInfo, Fid, SnapshotPage};
 use sbi_pmu::firmware::{SbiEcall, SbiRet};
 
-pub mod fdt;
+use spec::{fw_class, Error, Event, Function, FwClass, Version};
+
 pub mod harness;
+pub mod reference;
+pub mod spec;
 
 /// The simulated physical address of the supervisor's snapshot page.
 pub const SNAPSHOT_PHYS: u64 = 0x8020_0000;
@@ -64,14 +69,14 @@ impl Mode {
     /// All modes.
     pub const ALL: [Mode; 5] = [Mode::U, Mode::S, Mode::M, Mode::VU, Mode::VS];
 
-    /// The config_matching flag that inhibits counting in this mode.
-    pub fn inhibit_flag(self) -> CfgFlags {
+    /// The `config_flags` bit that inhibits counting in this mode (Table 8).
+    pub const fn inhibit_flag(self) -> usize {
         match self {
-            Mode::U => CfgFlags::SET_UINH,
-            Mode::S => CfgFlags::SET_SINH,
-            Mode::M => CfgFlags::SET_MINH,
-            Mode::VU => CfgFlags::SET_VUINH,
-            Mode::VS => CfgFlags::SET_VSINH,
+            Mode::U => spec::SBI_PMU_CFG_FLAG_SET_UINH,
+            Mode::S => spec::SBI_PMU_CFG_FLAG_SET_SINH,
+            Mode::M => spec::SBI_PMU_CFG_FLAG_SET_MINH,
+            Mode::VU => spec::SBI_PMU_CFG_FLAG_SET_VUINH,
+            Mode::VS => spec::SBI_PMU_CFG_FLAG_SET_VSINH,
         }
     }
 }
@@ -79,12 +84,13 @@ impl Mode {
 /// One kind of simulated event occurrence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SimEvent {
-    /// A hardware general or cache event.
-    Hw(EventIdx),
+    /// A hardware general or cache event, by its `event_idx` ([`spec::hw_general_event`],
+    /// [`spec::hw_cache_event`]).
+    Hw(usize),
     /// A raw hardware event with this `mhpmevent` selector value.
     Raw(u64),
     /// A firmware event with this code.
-    Fw(u16),
+    Fw(usize),
     /// A platform specific firmware event with this `event_data`.
     FwPlatform(u64),
 }
@@ -105,47 +111,11 @@ pub enum CounterSpec {
     Absent,
 }
 
-/// The device tree properties the model's constraints come from, as raw property values.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DtProps {
-    /// `riscv,event-to-mhpmevent`.
-    pub event_to_mhpmevent: Option<Vec<u8>>,
-    /// `riscv,event-to-mhpmcounters`.
-    pub event_to_mhpmcounters: Option<Vec<u8>>,
-    /// `riscv,raw-event-to-mhpmcounters`.
-    pub raw_event_to_mhpmcounters: Option<Vec<u8>>,
-}
-
-impl DtProps {
-    /// Builds properties from cell lists.
-    pub fn from_cells(
-        event_to_mhpmevent: Option<&[u32]>,
-        event_to_mhpmcounters: Option<&[u32]>,
-        raw_event_to_mhpmcounters: Option<&[u32]>,
-    ) -> Self {
-        let enc = |cells: &[u32]| cells.iter().flat_map(|c| c.to_be_bytes()).collect();
-        Self {
-            event_to_mhpmevent: event_to_mhpmevent.map(enc),
-            event_to_mhpmcounters: event_to_mhpmcounters.map(enc),
-            raw_event_to_mhpmcounters: raw_event_to_mhpmcounters.map(enc),
-        }
-    }
-
-    /// The parsed maps.
-    pub fn maps(&self) -> Result<DtPmuMaps<'_>, sbi_pmu::dt::DtError> {
-        DtPmuMaps::parse(
-            self.event_to_mhpmevent.as_deref(),
-            self.event_to_mhpmcounters.as_deref(),
-            self.raw_event_to_mhpmcounters.as_deref(),
-        )
-    }
-}
-
 /// How the model is built.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// The SBI version the model implements; functions newer than it are SBI_ERR_NOT_SUPPORTED.
-    pub version: SbiVersion,
+    pub version: Version,
     /// The logical counters, in index order.
     pub counters: Vec<CounterSpec>,
     /// The width of every firmware counter, in bits.
@@ -156,12 +126,10 @@ pub struct Config {
     pub event_info: bool,
     /// Whether the hart has Sscofpmf: overflow bits, the overflow interrupt and mode filtering.
     pub sscofpmf: bool,
-    /// Event to counter constraints; `None` means every programmable counter counts every supported
-    /// event.
-    pub dt: Option<DtProps>,
-    /// Without a device tree: the standard events the hardware has (`None`: all of them).
-    pub hw_events: Option<Vec<EventIdx>>,
-    /// Without a device tree: whether raw events are accepted.
+    /// The `event_idx` of the standard events the hardware has (`None`: all of them); every
+    /// programmable counter counts each of them.
+    pub hw_events: Option<Vec<usize>>,
+    /// Whether raw events are accepted (on every programmable counter).
     pub raw_events: bool,
     /// Whether the platform firmware event (code 0xffff) is implemented.
     pub platform_fw_events: bool,
@@ -173,21 +141,21 @@ impl Config {
     /// OpenSBI's layout on QEMU `virt` with `version`: `cycle`, `time` (absent), `instret`, then
     /// `programmable` hardware counters of `bits` bits, then 16 firmware counters, and every other
     /// feature on.
-    pub fn opensbi_like(version: SbiVersion, programmable: usize, bits: u32) -> Self {
+    pub fn opensbi_like(version: Version, programmable: usize, bits: u32) -> Self {
         let mut counters = vec![
             CounterSpec::Hw {
-                csr: CSR_CYCLE,
+                csr: spec::CSR_CYCLE,
                 bits: 64,
             },
             CounterSpec::Absent,
             CounterSpec::Hw {
-                csr: CSR_INSTRET,
+                csr: spec::CSR_INSTRET,
                 bits: 64,
             },
         ];
         for i in 0..programmable {
             counters.push(CounterSpec::Hw {
-                csr: CSR_CYCLE + 3 + i as u16,
+                csr: spec::CSR_CYCLE + 3 + i as u16,
                 bits,
             });
         }
@@ -196,10 +164,9 @@ impl Config {
             version,
             counters,
             fw_bits: 64,
-            snapshot: version >= SbiVersion::V2_0,
-            event_info: version >= SbiVersion::V3_0,
+            snapshot: version >= Version::V2_0,
+            event_info: version >= Version::V3_0,
             sscofpmf: true,
-            dt: None,
             hw_events: None,
             raw_events: true,
             platform_fw_events: true,
@@ -217,13 +184,40 @@ pub enum Anomaly {
     UnknownCsr(u16),
 }
 
+/// The event a counter is configured for: the raw `event_idx` and `event_data` the caller passed,
+/// and the event they decode to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Mapping {
+    idx: usize,
+    event: Event,
+    data: u64,
+}
+
+impl Mapping {
+    /// Whether a counter of this kind configured so counts `ev`, whatever its state and filters.
+    fn counts(&self, hw_counter: bool, ev: SimEvent) -> bool {
+        match (ev, self.event) {
+            (SimEvent::Hw(idx), Event::General(_) | Event::Cache) => hw_counter && self.idx == idx,
+            (SimEvent::Raw(sel), Event::Raw { .. }) => hw_counter && self.data == sel,
+            (SimEvent::Fw(code), Event::Firmware(c)) => {
+                !hw_counter && c == code && fw_class(code) != FwClass::Platform
+            }
+            (SimEvent::FwPlatform(data), Event::Firmware(c)) => {
+                !hw_counter && fw_class(c) == FwClass::Platform && self.data == data
+            }
+            _ => false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Counter {
     spec: CounterSpec,
     value: u64,
-    event: Option<(EventIdx, u64)>,
+    event: Option<Mapping>,
     started: bool,
-    inhibit: CfgFlags,
+    /// The inhibit hints of `config_flags` the counter was configured with.
+    inhibit: usize,
     overflow: bool,
 }
 
@@ -266,14 +260,23 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn ret(result: Result<usize, SbiError>) -> SbiRet {
+/// Encodes the `sbiret` of a call.
+fn ret(result: Result<usize, Error>) -> SbiRet {
     match result {
-        Ok(value) => SbiRet { error: 0, value },
+        Ok(value) => SbiRet {
+            error: spec::SBI_SUCCESS,
+            value,
+        },
         Err(err) => SbiRet {
             error: err.code(),
             value: 0,
         },
     }
+}
+
+/// The mask of the low `bits` bits.
+const fn low_bits(bits: u32) -> u64 {
+    (1 << bits) - 1
 }
 
 impl Model {
@@ -290,7 +293,7 @@ impl Model {
                     value: 0,
                     event: None,
                     started: false,
-                    inhibit: CfgFlags::empty(),
+                    inhibit: 0,
                     overflow: false,
                 };
                 if c.is_hw() {
@@ -316,9 +319,19 @@ impl Model {
         &self.cfg
     }
 
+    /// What `sbi_get_spec_version()` of the base extension returns on this hart.
+    pub fn spec_version(&self) -> usize {
+        self.cfg.version.encode()
+    }
+
     /// SBI calls received, by function ID.
     pub fn calls(&self) -> [u64; 9] {
         self.calls
+    }
+
+    /// SBI calls of one function received.
+    pub fn calls_of(&self, f: Function) -> u64 {
+        self.calls[f.fid()]
     }
 
     /// SBI calls received in total.
@@ -354,9 +367,19 @@ impl Model {
         }
     }
 
-    /// The event and data a counter is configured for.
-    pub fn counter_event(&self, idx: usize) -> Option<(EventIdx, u64)> {
-        self.counters.get(idx).and_then(|c| c.event)
+    /// The raw `event_idx` and `event_data` a counter is configured for.
+    pub fn counter_event(&self, idx: usize) -> Option<(usize, u64)> {
+        self.counters
+            .get(idx)
+            .and_then(|c| c.event)
+            .map(|m| (m.idx, m.data))
+    }
+
+    /// Whether a counter is configured for an event that `ev` is an occurrence of, started or not.
+    pub fn is_configured_for(&self, idx: usize, ev: SimEvent) -> bool {
+        self.counters
+            .get(idx)
+            .is_some_and(|c| c.event.is_some_and(|m| m.counts(c.is_hw(), ev)))
     }
 
     /// Whether a counter is started.
@@ -384,28 +407,11 @@ impl Model {
     }
 
     fn counts(&self, c: &Counter, ev: SimEvent, mode: Mode) -> bool {
-        let Some((idx, data)) = c.event else {
-            return false;
-        };
-        if !c.started {
-            return false;
-        }
-        let matches = match (ev, idx.ty()) {
-            (SimEvent::Hw(e), EventType::Hardware | EventType::Cache) => c.is_hw() && idx == e,
-            (SimEvent::Raw(sel), EventType::Raw | EventType::RawV2) => c.is_hw() && data == sel,
-            (SimEvent::Fw(code), EventType::Firmware) => {
-                !c.is_hw() && idx.code() == code && code != sbi_pmu::abi::FW_PLATFORM_CODE
-            }
-            (SimEvent::FwPlatform(d), EventType::Firmware) => {
-                !c.is_hw() && idx == EventIdx::FW_PLATFORM && data == d
-            }
-            _ => false,
-        };
-        if !matches {
+        if !c.started || !c.event.is_some_and(|m| m.counts(c.is_hw(), ev)) {
             return false;
         }
         // Only hardware counters with Sscofpmf can filter by mode; the flags are hints otherwise.
-        !(c.is_hw() && self.cfg.sscofpmf && c.inhibit.contains(mode.inhibit_flag()))
+        !(c.is_hw() && self.cfg.sscofpmf && c.inhibit & mode.inhibit_flag() != 0)
     }
 
     /// Whether a started counter would count `n` occurrences of `ev` in `mode`.
@@ -455,61 +461,55 @@ impl Model {
 
     /// Handles one SBI call: `a7` = `ext`, `a6` = `fid`, `a0`..`a5` = `args`.
     pub fn ecall(&mut self, ext: usize, fid: usize, args: [usize; 6]) -> SbiRet {
-        if ext != EXT_PMU {
-            return ret(Err(SbiError::NotSupported));
+        if ext != spec::EXT_PMU {
+            return ret(Err(Error::NotSupported));
         }
-        let Some(f) = Fid::from_id(fid) else {
-            return ret(Err(SbiError::NotSupported));
+        let Some(f) = Function::from_fid(fid) else {
+            return ret(Err(Error::NotSupported));
         };
-        self.calls[f.id()] += 1;
-        if self.cfg.version < f.min_version() {
-            return ret(Err(SbiError::NotSupported));
+        self.calls[f.fid()] += 1;
+        if self.cfg.version < f.since() {
+            return ret(Err(Error::NotSupported));
         }
+        // RV64: a 64-bit argument (event_data, initial_value) is passed whole in one register, and
+        // the register that would carry its upper half on RV32 (a5, a4) is not looked at.
         let [a0, a1, a2, a3, a4, _a5] = args;
         ret(match f {
-            Fid::NumCounters => Ok(self.counters.len()),
-            Fid::CounterGetInfo => self.get_info(a0),
-            Fid::CounterConfigMatching => self.config_matching(a0, a1, a2, a3, a4 as u64),
-            Fid::CounterStart => self.start(a0, a1, a2, a3 as u64).map(|()| 0),
-            Fid::CounterStop => self.stop(a0, a1, a2).map(|()| 0),
-            Fid::CounterFwRead => self.fw_read(a0).map(|v| v as usize),
-            Fid::CounterFwReadHi => self.fw_read(a0).map(|_| 0),
-            Fid::SnapshotSetShmem => self.set_shmem(a0, a1, a2).map(|()| 0),
-            Fid::EventGetInfo => self.event_get_info(a0, a1, a2, a3).map(|()| 0),
+            Function::NumCounters => Ok(self.counters.len()),
+            Function::CounterGetInfo => self.get_info(a0),
+            Function::CounterConfigMatching => self.config_matching(a0, a1, a2, a3, a4 as u64),
+            Function::CounterStart => self.start(a0, a1, a2, a3 as u64).map(|()| 0),
+            Function::CounterStop => self.stop(a0, a1, a2).map(|()| 0),
+            Function::CounterFwRead => self.fw_read(a0).map(|v| v as usize),
+            Function::CounterFwReadHi => self.fw_read(a0).map(|_| 0),
+            Function::SnapshotSetShmem => self.set_shmem(a0, a1, a2).map(|()| 0),
+            Function::EventGetInfo => self.event_get_info(a0, a1, a2, a3).map(|()| 0),
         })
     }
 
     /// Table 7.
-    fn get_info(&self, idx: usize) -> Result<usize, SbiError> {
-        let c = self.counters.get(idx).ok_or(SbiError::InvalidParam)?;
-        let info = match c.spec {
-            CounterSpec::Hw { csr, bits } => CounterInfo {
-                csr,
-                width: (bits - 1) as u8,
-                kind: CounterKind::Hardware,
-            },
-            CounterSpec::Fw => CounterInfo {
-                csr: 0,
-                width: (self.cfg.fw_bits - 1) as u8,
-                kind: CounterKind::Firmware,
-            },
-            CounterSpec::Absent => return Err(SbiError::InvalidParam),
-        };
-        Ok(info.encode())
+    fn get_info(&self, idx: usize) -> Result<usize, Error> {
+        let c = self.counters.get(idx).ok_or(Error::InvalidParam)?;
+        match c.spec {
+            CounterSpec::Hw { csr, bits } => Ok(spec::counter_info(csr, bits, false)),
+            // The CSR field of a firmware counter is to be ignored; it is left zero.
+            CounterSpec::Fw => Ok(spec::counter_info(0, self.cfg.fw_bits, true)),
+            CounterSpec::Absent => Err(Error::InvalidParam),
+        }
     }
 
     /// The logical counters named by a base and mask, or SBI_ERR_INVALID_PARAM if one is not a
     /// counter.
-    fn counter_set(&self, cbase: usize, cmask: usize) -> Result<Vec<(usize, usize)>, SbiError> {
+    fn counter_set(&self, cbase: usize, cmask: usize) -> Result<Vec<(usize, usize)>, Error> {
         let mut set = Vec::new();
         for b in 0..usize::BITS as usize {
             if cmask & (1 << b) == 0 {
                 continue;
             }
-            let idx = cbase.checked_add(b).ok_or(SbiError::InvalidParam)?;
+            let idx = cbase.checked_add(b).ok_or(Error::InvalidParam)?;
             match self.counters.get(idx) {
                 Some(c) if c.spec != CounterSpec::Absent => set.push((b, idx)),
-                _ => return Err(SbiError::InvalidParam),
+                _ => return Err(Error::InvalidParam),
             }
         }
         Ok(set)
@@ -523,44 +523,31 @@ impl Model {
 
     /// The counters that can count an event with this data, or `None` when the event (or its data)
     /// is not valid or not implemented.
-    fn eligible(&self, idx: EventIdx, data: u64) -> Option<Vec<usize>> {
-        let hw: Vec<usize> = (0..self.counters.len())
-            .filter(|i| self.counters[*i].is_hw())
-            .collect();
-        let programmable = || -> Vec<usize> {
-            hw.iter()
-                .copied()
-                .filter(|i| match self.counters[*i].spec {
-                    CounterSpec::Hw { csr, .. } => csr > CSR_INSTRET,
-                    _ => false,
-                })
-                .collect()
-        };
-        let std_event = match idx.ty() {
-            EventType::Hardware => {
-                idx.hw_event()?;
+    fn eligible(&self, idx: usize, event: Event, data: u64) -> Option<Vec<usize>> {
+        let std_event = match event {
+            // The event_data of hardware general and cache events is reserved: non-zero values are
+            // not supported.
+            Event::General(_) | Event::Cache => {
                 (data == 0).then_some(())?;
                 true
             }
-            EventType::Cache => {
-                idx.cache_parts()?;
-                (data == 0).then_some(())?;
-                true
-            }
-            EventType::Raw | EventType::RawV2 => {
-                if idx.code() != 0 || data & !idx.ty().raw_data_mask() != 0 {
-                    return None;
-                }
-                if idx.ty() == EventType::RawV2 && self.cfg.version < SbiVersion::V3_0 {
+            Event::Raw { v2 } => {
+                let bits = if v2 {
+                    spec::RAW_V2_DATA_BITS
+                } else {
+                    spec::RAW_DATA_BITS
+                };
+                if data & !low_bits(bits) != 0 || (v2 && self.cfg.version < Version::V3_0) {
                     return None;
                 }
                 false
             }
-            EventType::Firmware => {
-                let ok = match idx.fw_class()? {
-                    FwEventClass::Standard(_) => data == 0,
-                    FwEventClass::Platform => self.cfg.platform_fw_events,
-                    _ => false,
+            Event::Firmware(code) => {
+                let ok = match fw_class(code) {
+                    // Only SBI_PMU_FW_PLATFORM takes event_data; for the others it is reserved.
+                    FwClass::Standard => data == 0,
+                    FwClass::Platform => self.cfg.platform_fw_events,
+                    FwClass::Reserved | FwClass::ImplementationSpecific => false,
                 };
                 if !ok {
                     return None;
@@ -571,38 +558,26 @@ impl Model {
                 return Some(fw);
             }
         };
-        let fixed = match idx.hw_event() {
-            Some(HwGeneralEvent::CpuCycles) => self.fixed_counter(CSR_CYCLE),
-            Some(HwGeneralEvent::Instructions) => self.fixed_counter(CSR_INSTRET),
+        let fixed = match event {
+            Event::General(spec::SBI_PMU_HW_CPU_CYCLES) => self.fixed_counter(spec::CSR_CYCLE),
+            Event::General(spec::SBI_PMU_HW_INSTRUCTIONS) => self.fixed_counter(spec::CSR_INSTRET),
             _ => None,
         };
-        let mut set: Vec<usize> = match &self.cfg.dt {
-            Some(props) => {
-                let maps = props.maps().ok()?;
-                let bits = maps.hw_counters(idx, data).unwrap_or(0);
-                hw.iter()
-                    .copied()
-                    .filter(|i| match self.counters[*i].spec {
-                        CounterSpec::Hw { csr, .. } => {
-                            (CSR_CYCLE..=CSR_HPMCOUNTER31).contains(&csr)
-                                && bits & (1 << (csr - CSR_CYCLE)) != 0
-                        }
-                        _ => false,
-                    })
-                    .collect()
-            }
-            None => {
-                let known = if std_event {
-                    self.cfg.hw_events.as_ref().is_none_or(|l| l.contains(&idx))
-                } else {
-                    self.cfg.raw_events
-                };
-                if known {
-                    programmable()
-                } else {
-                    Vec::new()
-                }
-            }
+        let known = if std_event {
+            self.cfg.hw_events.as_ref().is_none_or(|l| l.contains(&idx))
+        } else {
+            self.cfg.raw_events
+        };
+        // Only the programmable counters (after cycle, time and instret) count any event.
+        let mut set: Vec<usize> = if known {
+            (0..self.counters.len())
+                .filter(|i| match self.counters[*i].spec {
+                    CounterSpec::Hw { csr, .. } => csr > spec::CSR_INSTRET,
+                    _ => false,
+                })
+                .collect()
+        } else {
+            Vec::new()
         };
         if let Some(f) = fixed {
             if !set.contains(&f) {
@@ -621,59 +596,57 @@ impl Model {
         flags: usize,
         event_idx: usize,
         data: u64,
-    ) -> Result<usize, SbiError> {
-        let flags = CfgFlags::from_raw(flags)?;
+    ) -> Result<usize, Error> {
+        if flags & spec::CFG_FLAGS_RESERVED != 0 {
+            return Err(Error::InvalidParam);
+        }
         let set = self.counter_set(cbase, cmask)?;
-        let idx = u32::try_from(event_idx)
-            .ok()
-            .and_then(EventIdx::from_raw)
-            .ok_or(SbiError::NotSupported)?;
-        let eligible = self.eligible(idx, data).ok_or(SbiError::NotSupported)?;
-        let chosen = if flags.contains(CfgFlags::SKIP_MATCH) {
-            let (_, first) = *set.first().ok_or(SbiError::NotSupported)?;
+        let event = spec::decode_event_idx(event_idx).ok_or(Error::NotSupported)?;
+        let eligible = self
+            .eligible(event_idx, event, data)
+            .ok_or(Error::NotSupported)?;
+        let chosen = if flags & spec::SBI_PMU_CFG_FLAG_SKIP_MATCH != 0 {
+            let (_, first) = *set.first().ok_or(Error::NotSupported)?;
             if self.counters[first].started {
-                return Err(SbiError::NotSupported);
+                return Err(Error::NotSupported);
             }
             first
         } else {
             set.iter()
                 .map(|(_, i)| *i)
                 .find(|i| eligible.contains(i) && !self.counters[*i].started)
-                .ok_or(SbiError::NotSupported)?
+                .ok_or(Error::NotSupported)?
         };
-        let fw_bits = self.cfg.fw_bits;
         let c = &mut self.counters[chosen];
-        c.event = Some((idx, data));
-        c.inhibit = flags & CfgFlags::INHIBIT_HINTS;
-        if flags.contains(CfgFlags::CLEAR_VALUE) {
+        c.event = Some(Mapping {
+            idx: event_idx,
+            event,
+            data,
+        });
+        c.inhibit = flags & spec::CFG_FLAG_INHIBIT_HINTS;
+        if flags & spec::SBI_PMU_CFG_FLAG_CLEAR_VALUE != 0 {
             c.value = 0;
         }
-        if flags.contains(CfgFlags::AUTO_START) {
+        if flags & spec::SBI_PMU_CFG_FLAG_AUTO_START != 0 {
             c.started = true;
             c.overflow = false;
         }
-        let _ = fw_bits;
         Ok(chosen)
     }
 
     /// Table 11.
-    fn start(
-        &mut self,
-        cbase: usize,
-        cmask: usize,
-        flags: usize,
-        init: u64,
-    ) -> Result<(), SbiError> {
-        let flags = StartFlags::from_raw(flags)?;
-        if flags.contains(StartFlags::SET_INIT_VALUE | StartFlags::INIT_SNAPSHOT) {
-            return Err(SbiError::InvalidParam);
+    fn start(&mut self, cbase: usize, cmask: usize, flags: usize, init: u64) -> Result<(), Error> {
+        let set_init = flags & spec::SBI_PMU_START_SET_INIT_VALUE != 0;
+        let from_snapshot = flags & spec::SBI_PMU_START_FLAG_INIT_SNAPSHOT != 0;
+        if flags & spec::START_FLAGS_RESERVED != 0 || (set_init && from_snapshot) {
+            return Err(Error::InvalidParam);
         }
         let set = self.counter_set(cbase, cmask)?;
-        if flags.contains(StartFlags::INIT_SNAPSHOT) && self.shmem.is_none() {
-            return Err(SbiError::NoShmem);
+        if from_snapshot && self.shmem.is_none() {
+            return Err(Error::NoShmem);
         }
-        if flags.contains(StartFlags::SET_INIT_VALUE) && set.len() != 1 {
-            return Err(SbiError::InvalidParam);
+        if set_init && set.len() != 1 {
+            return Err(Error::InvalidParam);
         }
         let fw_bits = self.cfg.fw_bits;
         let mut already = false;
@@ -688,28 +661,32 @@ impl Model {
                 continue;
             }
             let mask = c.mask(fw_bits);
-            if flags.contains(StartFlags::SET_INIT_VALUE) {
+            if set_init {
                 c.value = init & mask;
-            } else if flags.contains(StartFlags::INIT_SNAPSHOT) {
+            } else if from_snapshot {
+                // counter_values is indexed relative to counter_idx_base (Table 16).
                 c.value = self.page.ctr_values.get(b).copied().unwrap_or(0) & mask;
             }
             c.started = true;
             c.overflow = false;
         }
         if already {
-            Err(SbiError::AlreadyStarted)
+            Err(Error::AlreadyStarted)
         } else {
             Ok(())
         }
     }
 
     /// Table 13.
-    fn stop(&mut self, cbase: usize, cmask: usize, flags: usize) -> Result<(), SbiError> {
-        let flags = StopFlags::from_raw(flags)?;
+    fn stop(&mut self, cbase: usize, cmask: usize, flags: usize) -> Result<(), Error> {
+        if flags & spec::STOP_FLAGS_RESERVED != 0 {
+            return Err(Error::InvalidParam);
+        }
         let set = self.counter_set(cbase, cmask)?;
-        let snapshot = flags.contains(StopFlags::TAKE_SNAPSHOT);
+        let snapshot = flags & spec::SBI_PMU_STOP_FLAG_TAKE_SNAPSHOT != 0;
+        let reset = flags & spec::SBI_PMU_STOP_FLAG_RESET != 0;
         if snapshot && self.shmem.is_none() {
-            return Err(SbiError::NoShmem);
+            return Err(Error::NoShmem);
         }
         let mut already = false;
         let mut overflow = 0u64;
@@ -724,6 +701,7 @@ impl Model {
                 already = true;
             }
             if snapshot {
+                // Both the values and the bitmap are relative to counter_idx_base (Table 16).
                 if let Some(slot) = self.page.ctr_values.get_mut(b) {
                     *slot = c.value;
                 }
@@ -731,46 +709,47 @@ impl Model {
                     overflow |= 1 << b;
                 }
             }
-            if flags.contains(StopFlags::RESET) {
+            if reset {
                 c.event = None;
-                c.inhibit = CfgFlags::empty();
+                c.inhibit = 0;
             }
         }
         if snapshot {
+            // The bitmap is valid only with Sscofpmf; it must be zero otherwise.
             self.page.ctr_overflow_mask = if self.cfg.sscofpmf { overflow } else { 0 };
         }
         if already {
-            Err(SbiError::AlreadyStopped)
+            Err(Error::AlreadyStopped)
         } else {
             Ok(())
         }
     }
 
     /// Tables 14 and 15.
-    fn fw_read(&self, idx: usize) -> Result<u64, SbiError> {
+    fn fw_read(&self, idx: usize) -> Result<u64, Error> {
         match self.counters.get(idx) {
             Some(c) if c.spec == CounterSpec::Fw => Ok(c.value),
-            _ => Err(SbiError::InvalidParam),
+            _ => Err(Error::InvalidParam),
         }
     }
 
     /// Table 17.
-    fn set_shmem(&mut self, lo: usize, hi: usize, flags: usize) -> Result<(), SbiError> {
+    fn set_shmem(&mut self, lo: usize, hi: usize, flags: usize) -> Result<(), Error> {
         if !self.cfg.snapshot {
-            return Err(SbiError::NotSupported);
+            return Err(Error::NotSupported);
         }
         if flags != 0 {
-            return Err(SbiError::InvalidParam);
+            return Err(Error::InvalidParam);
         }
-        if lo == SBI_SHMEM_DISABLE && hi == SBI_SHMEM_DISABLE {
+        if lo == spec::SHMEM_DISABLE && hi == spec::SHMEM_DISABLE {
             self.shmem = None;
             return Ok(());
         }
-        if !lo.is_multiple_of(SnapshotPage::SIZE) {
-            return Err(SbiError::InvalidParam);
+        if !lo.is_multiple_of(spec::SNAPSHOT_SIZE) {
+            return Err(Error::InvalidParam);
         }
         if hi != 0 || lo as u64 != SNAPSHOT_PHYS {
-            return Err(SbiError::InvalidAddress);
+            return Err(Error::InvalidAddress);
         }
         self.shmem = Some(lo as u64);
         Ok(())
@@ -783,38 +762,45 @@ impl Model {
         hi: usize,
         num: usize,
         flags: usize,
-    ) -> Result<(), SbiError> {
+    ) -> Result<(), Error> {
+        const ENTRY: usize = spec::EVENT_INFO_ENTRY_SIZE;
         if !self.cfg.event_info {
-            return Err(SbiError::NotSupported);
+            return Err(Error::NotSupported);
         }
-        if flags != 0 || !lo.is_multiple_of(EventInfo::SIZE) {
-            return Err(SbiError::InvalidParam);
+        if flags != 0 || !lo.is_multiple_of(ENTRY) {
+            return Err(Error::InvalidParam);
         }
         let base = EVENT_INFO_PHYS as usize;
-        let end = base + EVENT_INFO_ENTRIES * EventInfo::SIZE;
-        let Some(first) = lo.checked_sub(base).map(|off| off / EventInfo::SIZE) else {
-            return Err(SbiError::InvalidAddress);
+        let end = base + EVENT_INFO_ENTRIES * ENTRY;
+        let Some(first) = lo.checked_sub(base).map(|off| off / ENTRY) else {
+            return Err(Error::InvalidAddress);
         };
         let fits = num
-            .checked_mul(EventInfo::SIZE)
+            .checked_mul(ENTRY)
             .and_then(|len| lo.checked_add(len))
             .is_some_and(|stop| stop <= end);
         if hi != 0 || !fits {
-            return Err(SbiError::InvalidAddress);
+            return Err(Error::InvalidAddress);
         }
         let entries = first..first + num;
         if self.event_info_mem[entries.clone()]
             .iter()
-            .any(|e| e.event_idx & !EventIdx::VALID_MASK != 0)
+            .any(|e| e.event_idx & spec::EVENT_INFO_EVENT_IDX_RESERVED != 0)
         {
-            return Err(SbiError::InvalidParam);
+            return Err(Error::InvalidParam);
         }
         for i in entries {
             let e = self.event_info_mem[i];
-            let supported = EventIdx::from_raw(e.event_idx)
-                .and_then(|idx| self.eligible(idx, e.event_data))
+            let idx = e.event_idx as usize;
+            let supported = spec::decode_event_idx(idx)
+                .and_then(|event| self.eligible(idx, event, e.event_data))
                 .is_some();
-            self.event_info_mem[i].output = u32::from(supported);
+            // The whole output word is written: bit 0, and zeros in the reserved bits.
+            self.event_info_mem[i].output = if supported {
+                spec::EVENT_INFO_OUTPUT_SUPPORTED
+            } else {
+                0
+            };
         }
         Ok(())
     }
@@ -822,11 +808,11 @@ impl Model {
 
 impl SbiEcall for Model {
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
-        self.ecall(EXT_PMU, fid.id(), args)
+        self.ecall(spec::EXT_PMU, fid.id(), args)
     }
 
     fn read_csr(&mut self, csr: u16) -> u64 {
-        if csr == CSR_SCOUNTOVF {
+        if csr == spec::CSR_SCOUNTOVF {
             if !self.cfg.sscofpmf {
                 self.anomalies.push(Anomaly::UnknownCsr(csr));
                 return 0;
@@ -838,8 +824,8 @@ impl SbiEcall for Model {
                     CounterSpec::Hw { csr, .. } if c.overflow => Some(csr),
                     _ => None,
                 })
-                .filter(|csr| (CSR_CYCLE..=CSR_HPMCOUNTER31).contains(csr))
-                .fold(0, |m, csr| m | 1 << (csr - CSR_CYCLE));
+                .filter(|csr| (spec::CSR_CYCLE..=spec::CSR_HPMCOUNTER31).contains(csr))
+                .fold(0, |m, csr| m | 1 << (csr - spec::CSR_CYCLE));
         }
         match self
             .counters
@@ -860,5 +846,58 @@ impl SbiEcall for Model {
 
     fn event_info_mem(&mut self) -> Option<(u64, &mut [EventInfo])> {
         Some((EVENT_INFO_PHYS, &mut self.event_info_mem))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::mem::{offset_of, size_of};
+
+    // The memory the model shares with the driver is typed by the crate's `#[repr(C)]` structs, which
+    // the `SbiEcall` trait hands over; the model reads and writes it by field. These tests pin each
+    // field to the offset the specification gives it, so the fields mean what the model takes them to
+    // mean.
+
+    #[test]
+    fn snapshot_page_has_the_layout_of_table_16() {
+        assert_eq!(size_of::<SnapshotPage>(), spec::SNAPSHOT_SIZE);
+        assert_eq!(
+            offset_of!(SnapshotPage, ctr_overflow_mask),
+            spec::SNAPSHOT_OVERFLOW_BITMAP_OFFSET
+        );
+        assert_eq!(
+            offset_of!(SnapshotPage, ctr_values),
+            spec::SNAPSHOT_COUNTER_VALUES_OFFSET
+        );
+        let page = SnapshotPage::new();
+        assert_eq!(
+            size_of::<u64>() * page.ctr_values.len(),
+            spec::SNAPSHOT_COUNTER_VALUES_SIZE
+        );
+    }
+
+    #[test]
+    fn event_info_entry_has_the_layout_of_table_18() {
+        assert_eq!(size_of::<EventInfo>(), spec::EVENT_INFO_ENTRY_SIZE);
+        assert_eq!(
+            offset_of!(EventInfo, event_idx),
+            spec::EVENT_INFO_EVENT_IDX_OFFSET
+        );
+        assert_eq!(
+            offset_of!(EventInfo, output),
+            spec::EVENT_INFO_OUTPUT_OFFSET
+        );
+        assert_eq!(
+            offset_of!(EventInfo, event_data),
+            spec::EVENT_INFO_EVENT_DATA_OFFSET
+        );
+    }
+
+    #[test]
+    fn the_crate_calls_the_extension_the_model_implements() {
+        // The trait does not pass the extension ID (the kernel glue puts it in a7), so it is compared
+        // here.
+        assert_eq!(sbi_pmu::abi::EXT_PMU, spec::EXT_PMU);
     }
 }

@@ -4,10 +4,10 @@
 //! overflow path, the fallbacks when firmware lacks a feature, and the errno of every failure.
 
 use fwmodel::harness::System;
+use fwmodel::reference::PerEvent;
+use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent};
-use sbi_pmu::abi::{
-    CacheId, CacheOp, CacheResult, CfgFlags, EventIdx, Fid, HwGeneralEvent, SbiError, SbiVersion,
-};
+use sbi_pmu::abi::{CfgFlags, EventIdx, Fid, HwGeneralEvent, SbiError, SbiVersion};
 use sbi_pmu::counters::HwEvent;
 use sbi_pmu::counters::{HwPerfEvent, PmuInfo};
 use sbi_pmu::errno::{EINVAL, ENOENT, ENOTSUPP};
@@ -15,7 +15,7 @@ use sbi_pmu::events::{
     EventAttr, MapError, StdEvents, PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_RAW,
 };
 use sbi_pmu::firmware::Firmware;
-use sbi_pmu::pmu::{AddError, CpuHwEvents, Strategy};
+use sbi_pmu::pmu::{AddError, CpuHwEvents};
 
 fn hw_attr(config: u64) -> EventAttr {
     EventAttr {
@@ -37,13 +37,20 @@ fn fw_attr(code: u64) -> EventAttr {
     raw_attr(1 << 63 | code)
 }
 
-fn calls_of(sys: &System, cpu: usize, fid: Fid) -> u64 {
-    sys.cpus[cpu].model.calls()[fid.id()]
+const CYCLES: SimEvent = SimEvent::Hw(spec::hw_general_event(spec::SBI_PMU_HW_CPU_CYCLES));
+const INSTRUCTIONS: SimEvent = SimEvent::Hw(spec::hw_general_event(spec::SBI_PMU_HW_INSTRUCTIONS));
+const CACHE_REFERENCES: SimEvent =
+    SimEvent::Hw(spec::hw_general_event(spec::SBI_PMU_HW_CACHE_REFERENCES));
+const BRANCHES: SimEvent =
+    SimEvent::Hw(spec::hw_general_event(spec::SBI_PMU_HW_BRANCH_INSTRUCTIONS));
+
+fn calls_of<D>(sys: &System<D>, cpu: usize, f: Function) -> u64 {
+    sys.cpus[cpu].model.calls_of(f)
 }
 
 /// Opens counting events, adds them on CPU 0 and runs some events.
 fn counting_system(cfg: Config, attrs: &[EventAttr]) -> (System, Vec<usize>) {
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1);
     let events: Vec<usize> = attrs.iter().map(|a| sys.open(*a, 0).unwrap()).collect();
     sys.disable(0);
     for e in &events {
@@ -78,28 +85,18 @@ fn context_switch(sys: &mut System, events: &[usize]) -> (u64, u64) {
 #[test]
 fn context_switch_of_counting_events_is_one_stop_and_one_start() {
     let attrs = [hw_attr(0), hw_attr(1), hw_attr(4), raw_attr(0x11)];
-    for version in [SbiVersion::V0_3, SbiVersion::V2_0, SbiVersion::V3_0] {
+    for version in [Version::V0_3, Version::V2_0, Version::V3_0] {
         for bits in [32, 48, 64] {
             let (mut sys, events) = counting_system(Config::opensbi_like(version, 6, bits), &attrs);
-            let matches = calls_of(&sys, 0, Fid::CounterConfigMatching);
+            let matches = calls_of(&sys, 0, Function::CounterConfigMatching);
             for round in 0..3 {
-                sys.tick(
-                    0,
-                    SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles)),
-                    Mode::U,
-                    1000,
-                );
+                sys.tick(0, CYCLES, Mode::U, 1000);
                 sys.tick(0, SimEvent::Raw(0x11), Mode::S, 77);
                 let (out, back) = context_switch(&mut sys, &events);
                 assert_eq!((out, back), (1, 1), "{version:?} {bits} bits round {round}");
-                assert_eq!(calls_of(&sys, 0, Fid::CounterConfigMatching), matches);
+                assert_eq!(calls_of(&sys, 0, Function::CounterConfigMatching), matches);
             }
-            sys.tick(
-                0,
-                SimEvent::Hw(EventIdx::hw(HwGeneralEvent::Instructions)),
-                Mode::S,
-                5,
-            );
+            sys.tick(0, INSTRUCTIONS, Mode::S, 5);
             sys.settle();
             sys.check_counts();
             assert_eq!(sys.events[events[0]].count, 3000);
@@ -113,13 +110,13 @@ fn context_switch_of_counting_events_is_one_stop_and_one_start() {
 fn context_switch_with_firmware_events_adds_only_their_reads() {
     // Firmware counters are read with an SBI call when perf stops them; nothing else is added.
     let attrs = [hw_attr(0), fw_attr(5), fw_attr(7)];
-    let (mut sys, events) = counting_system(Config::opensbi_like(SbiVersion::V2_0, 4, 48), &attrs);
+    let (mut sys, events) = counting_system(Config::opensbi_like(Version::V2_0, 4, 48), &attrs);
     sys.tick(0, SimEvent::Fw(5), Mode::S, 3);
-    let reads = calls_of(&sys, 0, Fid::CounterFwRead);
+    let reads = calls_of(&sys, 0, Function::CounterFwRead);
     let (out, back) = context_switch(&mut sys, &events);
     assert_eq!(out, 1 + 2);
     assert_eq!(back, 1);
-    assert_eq!(calls_of(&sys, 0, Fid::CounterFwRead) - reads, 2);
+    assert_eq!(calls_of(&sys, 0, Function::CounterFwRead) - reads, 2);
     sys.tick(0, SimEvent::Fw(7), Mode::S, 4);
     sys.settle();
     sys.check_counts();
@@ -128,36 +125,41 @@ fn context_switch_with_firmware_events_adds_only_their_reads() {
 }
 
 #[test]
-fn per_event_strategy_issues_the_c_driver_calls() {
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::PerEvent, false);
+fn reference_issues_the_c_driver_calls() {
+    let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
+    let mut sys = System::<PerEvent>::with_driver(cfg, 1);
     let e = sys.open(hw_attr(0), 0).unwrap();
-    let before = sys.calls_since_boot();
+    let calls = |sys: &System<PerEvent>| {
+        [
+            Function::CounterConfigMatching,
+            Function::CounterStart,
+            Function::CounterStop,
+        ]
+        .map(|f| calls_of(sys, 0, f))
+    };
+    let before = calls(&sys);
     sys.disable(0);
     sys.add(e, 0, true).unwrap();
     sys.enable(0);
-    // config_matching + start with an initial value.
-    assert_eq!(sys.calls_since_boot() - before, 2);
-    let before = sys.calls_since_boot();
+    // config_matching, then start with an initial value, at once.
+    let after = calls(&sys);
+    assert_eq!(after, [before[0] + 1, before[1] + 1, before[2]]);
+    let idx = sys.events[e].hw.counter().unwrap();
     sys.disable(0);
     sys.del(e);
     sys.enable(0);
-    // stop, then stop with RESET.
-    assert_eq!(sys.calls_since_boot() - before, 2);
-    assert_eq!(
-        sys.cpus[0]
-            .model
-            .counter_event(sys.events[e].hw.idx.max(0) as usize),
-        None
-    );
+    // stop, then stop with RESET, which drops the mapping.
+    assert_eq!(calls(&sys), [after[0], after[1], after[2] + 2]);
+    assert_eq!(sys.cpus[0].model.counter_event(idx), None);
+    assert_eq!(sys.calls_since_boot(), 4);
     sys.check_invariants();
 }
 
 #[test]
 fn parked_counter_is_reset_when_another_event_needs_it() {
     // Two programmable counters; three different events take turns.
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 2, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let cfg = Config::opensbi_like(Version::V2_0, 2, 48);
+    let mut sys = System::new(cfg, 1);
     let a = sys.open(hw_attr(4), 0).unwrap();
     let b = sys.open(hw_attr(5), 0).unwrap();
     let c = sys.open(raw_attr(0x42), 0).unwrap();
@@ -195,12 +197,11 @@ fn parked_counter_is_reset_when_another_event_needs_it() {
 #[test]
 fn counting_is_exact_across_wraps_at_narrow_widths() {
     for bits in [32u32, 33, 40, 47] {
-        let cfg = Config::opensbi_like(SbiVersion::V2_0, 3, bits);
+        let cfg = Config::opensbi_like(Version::V2_0, 3, bits);
         let (mut sys, events) = counting_system(cfg, &[hw_attr(2), hw_attr(3)]);
-        let refs = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CacheReferences));
         // Several full ranges of the counter: overflow interrupts keep the count exact.
         for _ in 0..5 {
-            sys.tick(0, refs, Mode::S, (1u64 << bits) + 12345);
+            sys.tick(0, CACHE_REFERENCES, Mode::S, (1u64 << bits) + 12345);
         }
         sys.settle();
         sys.check_counts();
@@ -210,12 +211,11 @@ fn counting_is_exact_across_wraps_at_narrow_widths() {
 
 #[test]
 fn without_sscofpmf_one_wrap_between_reads_is_counted() {
-    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 3, 32);
+    let mut cfg = Config::opensbi_like(Version::V2_0, 3, 32);
     cfg.sscofpmf = false;
     let (mut sys, events) = counting_system(cfg, &[hw_attr(4)]);
-    let branches = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::BranchInstructions));
     for _ in 0..4 {
-        sys.tick(0, branches, Mode::U, 3 << 30);
+        sys.tick(0, BRANCHES, Mode::U, 3 << 30);
         sys.read(events[0]);
     }
     sys.settle();
@@ -225,24 +225,23 @@ fn without_sscofpmf_one_wrap_between_reads_is_counted() {
 
 #[test]
 fn sampling_overflow_with_snapshot_restarts_in_one_call() {
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1);
     assert!(sys.cpus[0].pmu.snapshot_enabled());
-    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
     let s1 = sys.open(hw_attr(0), 1000).unwrap();
     let s2 = sys.open(hw_attr(0), 1500).unwrap();
     let c = sys.open(hw_attr(1), 0).unwrap();
     for e in [s1, s2, c] {
         sys.add(e, 0, true).unwrap();
     }
-    let stops = calls_of(&sys, 0, Fid::CounterStop);
-    let starts = calls_of(&sys, 0, Fid::CounterStart);
+    let stops = calls_of(&sys, 0, Function::CounterStop);
+    let starts = calls_of(&sys, 0, Function::CounterStart);
     // 3000 cycles: overflows at 1000, 1500, 2000, 3000 (two counters at once).
-    sys.tick(0, cycles, Mode::S, 3000);
+    sys.tick(0, CYCLES, Mode::S, 3000);
     let irqs = sys.cpus[0].pmu.stats().overflows;
     assert_eq!(irqs, 4);
-    assert_eq!(calls_of(&sys, 0, Fid::CounterStop) - stops, irqs);
-    assert_eq!(calls_of(&sys, 0, Fid::CounterStart) - starts, irqs);
+    assert_eq!(calls_of(&sys, 0, Function::CounterStop) - stops, irqs);
+    assert_eq!(calls_of(&sys, 0, Function::CounterStart) - starts, irqs);
     sys.settle();
     sys.check_counts();
     assert_eq!(sys.events[s1].samples, 3);
@@ -252,23 +251,18 @@ fn sampling_overflow_with_snapshot_restarts_in_one_call() {
 
 #[test]
 fn sampling_overflow_without_snapshot_reloads_each_counter() {
-    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     cfg.snapshot = false;
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1);
     assert!(!sys.cpus[0].pmu.snapshot_enabled());
     let s1 = sys.open(hw_attr(0), 1000).unwrap();
     let c = sys.open(hw_attr(1), 0).unwrap();
     sys.add(s1, 0, true).unwrap();
     sys.add(c, 0, true).unwrap();
-    let starts = calls_of(&sys, 0, Fid::CounterStart);
-    sys.tick(
-        0,
-        SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles)),
-        Mode::S,
-        1000,
-    );
+    let starts = calls_of(&sys, 0, Function::CounterStart);
+    sys.tick(0, CYCLES, Mode::S, 1000);
     // One plain start for the counting counter, one SET_INIT_VALUE start for the reload.
-    assert_eq!(calls_of(&sys, 0, Fid::CounterStart) - starts, 2);
+    assert_eq!(calls_of(&sys, 0, Function::CounterStart) - starts, 2);
     sys.settle();
     sys.check_counts();
     assert_eq!(sys.events[s1].samples, 1);
@@ -276,8 +270,8 @@ fn sampling_overflow_without_snapshot_reloads_each_counter() {
 
 #[test]
 fn long_periods_are_clamped_to_half_the_counter_range() {
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 3, 32);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let cfg = Config::opensbi_like(Version::V2_0, 3, 32);
+    let mut sys = System::new(cfg, 1);
     let period = 5u64 << 31; // Two and a half times the half range.
     let e = sys.open(hw_attr(2), period).unwrap();
     sys.add(e, 0, true).unwrap();
@@ -287,8 +281,7 @@ fn long_periods_are_clamped_to_half_the_counter_range() {
         sys.cpus[0].model.counter_value(idx),
         Some((1 << 32) - ((1 << 31) - 1))
     );
-    let refs = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CacheReferences));
-    sys.tick(0, refs, Mode::U, 3 * period + 17);
+    sys.tick(0, CACHE_REFERENCES, Mode::U, 3 * period + 17);
     sys.settle();
     sys.check_counts();
     assert_eq!(sys.events[e].samples, 3);
@@ -296,8 +289,8 @@ fn long_periods_are_clamped_to_half_the_counter_range() {
 
 #[test]
 fn exclude_flags_filter_modes_with_sscofpmf() {
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1);
     let user = sys
         .open(
             EventAttr {
@@ -330,7 +323,6 @@ fn exclude_flags_filter_modes_with_sscofpmf() {
     for e in [user, kernel, guest] {
         sys.add(e, 0, true).unwrap();
     }
-    let instr = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::Instructions));
     for (mode, n) in [
         (Mode::U, 10),
         (Mode::S, 100),
@@ -338,7 +330,7 @@ fn exclude_flags_filter_modes_with_sscofpmf() {
         (Mode::VS, 10000),
         (Mode::M, 5),
     ] {
-        sys.tick(0, instr, mode, n);
+        sys.tick(0, INSTRUCTIONS, mode, n);
     }
     sys.settle();
     sys.check_counts();
@@ -350,9 +342,8 @@ fn exclude_flags_filter_modes_with_sscofpmf() {
 
 #[test]
 fn migration_between_cpus_keeps_counts_and_periods() {
-    let cfg = Config::opensbi_like(SbiVersion::V3_0, 4, 40);
-    let mut sys = System::new(cfg, 2, Strategy::Batched, false);
-    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
+    let cfg = Config::opensbi_like(Version::V3_0, 4, 40);
+    let mut sys = System::new(cfg, 2);
     let s = sys.open(hw_attr(0), 700).unwrap();
     let f = sys.open(fw_attr(6), 0).unwrap();
     for cpu in [0usize, 1, 0, 1] {
@@ -360,7 +351,7 @@ fn migration_between_cpus_keeps_counts_and_periods() {
         sys.add(s, cpu, true).unwrap();
         sys.add(f, cpu, true).unwrap();
         sys.enable(cpu);
-        sys.tick(cpu, cycles, Mode::U, 500);
+        sys.tick(cpu, CYCLES, Mode::U, 500);
         sys.tick(cpu, SimEvent::Fw(6), Mode::S, 2);
         sys.disable(cpu);
         sys.del(s);
@@ -377,19 +368,18 @@ fn migration_between_cpus_keeps_counts_and_periods() {
 #[test]
 fn stop_and_start_in_one_window_reload_a_sampling_counter() {
     // perf_adjust_freq_unthr_context(): stop(UPDATE) then start(RELOAD) inside one window.
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1);
     let e = sys.open(hw_attr(0), 400).unwrap();
     sys.add(e, 0, true).unwrap();
-    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
-    sys.tick(0, cycles, Mode::U, 300);
+    sys.tick(0, CYCLES, Mode::U, 300);
     sys.disable(0);
     sys.stop(e);
     sys.events[e].hw.sample_period = 200;
     sys.start(e);
     sys.enable(0);
     sys.check_invariants();
-    sys.tick(0, cycles, Mode::U, 200);
+    sys.tick(0, CYCLES, Mode::U, 200);
     sys.settle();
     assert_eq!(sys.events[e].count, 500);
     // 300 events, then period_left = 100 with the new period: the sample comes 100 events later.
@@ -398,8 +388,8 @@ fn stop_and_start_in_one_window_reload_a_sampling_counter() {
 
 #[test]
 fn event_init_errnos_match_the_c_driver() {
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1);
     assert_eq!(sys.open(hw_attr(10), 0).unwrap_err().errno(), EINVAL);
     let bad_cache = EventAttr {
         ty: PERF_TYPE_HW_CACHE,
@@ -427,39 +417,56 @@ fn event_init_errnos_match_the_c_driver() {
 #[test]
 fn unavailable_standard_events_are_enoent() {
     // QEMU counts cycles, instructions and three TLB events only.
-    let dtlb_r = EventIdx::cache(CacheId::Dtlb, CacheOp::Read, CacheResult::Miss);
-    let dtlb_w = EventIdx::cache(CacheId::Dtlb, CacheOp::Write, CacheResult::Miss);
-    let itlb_r = EventIdx::cache(CacheId::Itlb, CacheOp::Read, CacheResult::Miss);
-    for version in [SbiVersion::V2_0, SbiVersion::V3_0] {
+    let dtlb = spec::SBI_PMU_HW_CACHE_DTLB;
+    let itlb = spec::SBI_PMU_HW_CACHE_ITLB;
+    let (read, write) = (
+        spec::SBI_PMU_HW_CACHE_OP_READ,
+        spec::SBI_PMU_HW_CACHE_OP_WRITE,
+    );
+    let miss = spec::SBI_PMU_HW_CACHE_RESULT_MISS;
+    let present = [
+        spec::hw_general_event(spec::SBI_PMU_HW_CPU_CYCLES),
+        spec::hw_general_event(spec::SBI_PMU_HW_INSTRUCTIONS),
+        spec::hw_cache_event(dtlb, read, miss),
+        spec::hw_cache_event(dtlb, write, miss),
+        spec::hw_cache_event(itlb, read, miss),
+    ];
+    for version in [Version::V2_0, Version::V3_0] {
         for event_info in [false, true] {
             let mut cfg = Config::opensbi_like(version, 4, 64);
-            cfg.event_info = event_info && version >= SbiVersion::V3_0;
-            cfg.hw_events = Some(vec![
-                EventIdx::hw(HwGeneralEvent::CpuCycles),
-                EventIdx::hw(HwGeneralEvent::Instructions),
-                dtlb_r,
-                dtlb_w,
-                itlb_r,
-            ]);
-            let mut sys = System::new(cfg, 1, Strategy::Batched, false);
-            let info_calls = calls_of(&sys, 0, Fid::EventGetInfo);
+            cfg.event_info = event_info && version >= Version::V3_0;
+            cfg.hw_events = Some(present.to_vec());
+            let mut sys = System::new(cfg, 1);
+            let info_calls = calls_of(&sys, 0, Function::EventGetInfo);
             assert_eq!(
                 info_calls,
-                u64::from(version >= SbiVersion::V3_0),
+                u64::from(version >= Version::V3_0),
                 "{version:?} {event_info}"
             );
-            for i in 0..StdEvents::COUNT {
-                let idx = StdEvents::nth(i).unwrap();
-                let expect = [1, 2].contains(&idx.raw()) || [dtlb_r, dtlb_w, itlb_r].contains(&idx);
-                assert_eq!(sys.std_events.is_available(idx), expect, "{idx:?}");
+            // Every generic hardware and cache event perf knows, by its perf encoding: those the
+            // hardware lacks are refused with ENOENT, the others open.
+            let hw = (0..10).map(|id| (hw_attr(id), spec::hw_general_event(id as usize + 1)));
+            let caches = (0..7usize).flat_map(|cache| {
+                (0..3usize).flat_map(move |op| {
+                    (0..2usize).map(move |result| {
+                        let attr = EventAttr {
+                            ty: PERF_TYPE_HW_CACHE,
+                            config: (cache | op << 8 | result << 16) as u64,
+                            ..EventAttr::default()
+                        };
+                        (attr, spec::hw_cache_event(cache, op, result))
+                    })
+                })
+            });
+            for (attr, idx) in hw.chain(caches) {
+                let opened = sys.open(attr, 0);
+                if present.contains(&idx) {
+                    assert!(opened.is_ok(), "{attr:?}: {opened:?}");
+                } else {
+                    assert_eq!(opened, Err(MapError::Unavailable), "{attr:?}");
+                    assert_eq!(MapError::Unavailable.errno(), ENOENT);
+                }
             }
-            assert_eq!(sys.open(hw_attr(4), 0), Err(MapError::Unavailable));
-            let dtlb = EventAttr {
-                ty: PERF_TYPE_HW_CACHE,
-                config: 3 | 1 << 16,
-                ..EventAttr::default()
-            };
-            assert!(sys.open(dtlb, 0).is_ok());
             // The probe left no counter configured.
             assert_eq!(sys.cpus[0].model.started_mask(), 0);
             for i in 0..30 {
@@ -471,9 +478,9 @@ fn unavailable_standard_events_are_enoent() {
 
 #[test]
 fn add_failures_surface_as_typed_errors() {
-    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 2, 48);
+    let mut cfg = Config::opensbi_like(Version::V2_0, 2, 48);
     cfg.raw_events = false;
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
+    let mut sys = System::new(cfg, 1);
     // Raw events are not implemented: config_matching says NOT_SUPPORTED (errno ENOTSUPP).
     let r = sys.open(raw_attr(5), 0).unwrap();
     assert_eq!(
@@ -519,11 +526,11 @@ impl sbi_pmu::firmware::SbiEcall for Liar {
 
 #[test]
 fn claim_rules_refuse_counters_firmware_should_not_return() {
-    let cfg = Config::opensbi_like(SbiVersion::V0_3, 4, 48);
+    let cfg = Config::opensbi_like(Version::V0_3, 4, 48);
     for bogus in [1usize, 64, 1000, usize::MAX, 5] {
         let mut fw = Liar(Model::new(cfg.clone()), bogus);
         let info = PmuInfo::probe(&mut fw, SbiVersion::V0_3).unwrap();
-        let mut cpu = CpuHwEvents::new(&info, Strategy::Batched);
+        let mut cpu = CpuHwEvents::new(&info);
         let mut first = HwPerfEvent::default();
         info.event_init(&hw_attr(5), Default::default(), &StdEvents::ALL, &mut first)
             .unwrap();
@@ -544,7 +551,7 @@ fn claim_rules_refuse_counters_firmware_should_not_return() {
 
 #[test]
 fn cpu_dying_disables_snapshot_and_starting_resets_counters() {
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     let mut model = Model::new(cfg);
     let info = PmuInfo::probe(&mut model, SbiVersion::V2_0).unwrap();
     // A counter left running by an earlier kernel.
@@ -558,7 +565,7 @@ fn cpu_dying_disables_snapshot_and_starting_resets_counters() {
         )
         .unwrap();
     assert!(model.is_started(idx));
-    let mut cpu = CpuHwEvents::new(&info, Strategy::Batched);
+    let mut cpu = CpuHwEvents::new(&info);
     cpu.cpu_starting(&mut model, true).unwrap();
     assert!(!model.is_started(idx));
     assert_eq!(model.counter_event(idx), None);
@@ -567,7 +574,7 @@ fn cpu_dying_disables_snapshot_and_starting_resets_counters() {
     assert_eq!(model.snapshot_address(), None);
     assert!(!cpu.snapshot_enabled());
     // Without snapshot support the CPU still starts; the error says why there is no snapshot.
-    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     cfg.snapshot = false;
     let mut model = Model::new(cfg);
     assert_eq!(
@@ -576,24 +583,23 @@ fn cpu_dying_disables_snapshot_and_starting_resets_counters() {
     );
     assert!(!cpu.snapshot_enabled());
     // SBI v0.3 has no snapshot function: the driver does not try.
-    let mut model = Model::new(Config::opensbi_like(SbiVersion::V0_3, 4, 48));
+    let mut model = Model::new(Config::opensbi_like(Version::V0_3, 4, 48));
     let info = PmuInfo::probe(&mut model, SbiVersion::V0_3).unwrap();
-    let mut cpu = CpuHwEvents::new(&info, Strategy::Batched);
+    let mut cpu = CpuHwEvents::new(&info);
     assert_eq!(cpu.cpu_starting(&mut model, true), Ok(()));
-    assert_eq!(model.calls()[Fid::SnapshotSetShmem.id()], 0);
+    assert_eq!(model.calls_of(Function::SnapshotSetShmem), 0);
 }
 
 #[test]
 fn throttled_event_stays_stopped_until_started() {
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
-    let mut sys = System::new(cfg, 1, Strategy::Batched, false);
-    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
+    let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
+    let mut sys = System::new(cfg, 1);
     let s = sys.open(hw_attr(0), 1000).unwrap();
     let c = sys.open(hw_attr(1), 0).unwrap();
     sys.events[s].throttle_at = Some(2);
     sys.add(s, 0, true).unwrap();
     sys.add(c, 0, true).unwrap();
-    sys.tick(0, cycles, Mode::S, 5000);
+    sys.tick(0, CYCLES, Mode::S, 5000);
     // Throttled at the second sample: no interrupt and no count after it.
     assert_eq!(sys.events[s].samples, 2);
     assert_eq!(sys.cpus[0].pmu.stats().overflows, 2);
@@ -605,7 +611,7 @@ fn throttled_event_stays_stopped_until_started() {
     sys.check_counts();
     // perf core unthrottles it: a full period later it samples again.
     sys.start(s);
-    sys.tick(0, cycles, Mode::S, 1000);
+    sys.tick(0, CYCLES, Mode::S, 1000);
     assert_eq!(sys.events[s].samples, 3);
     sys.settle();
     sys.check_counts();
@@ -638,21 +644,20 @@ fn cpu_pm_cycle(sys: &mut System, low_power: impl FnOnce(&mut System)) {
 
 #[test]
 fn cpu_pm_stops_and_starts_in_one_call_each_and_keeps_counts() {
-    let cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     let (mut sys, events) = counting_system(cfg, &[hw_attr(0), hw_attr(1), raw_attr(0x10)]);
-    let cycles = SimEvent::Hw(EventIdx::hw(HwGeneralEvent::CpuCycles));
     // One event perf has stopped stays stopped across the cycle.
     sys.stop(events[2]);
-    sys.tick(0, cycles, Mode::S, 700);
-    let stops = calls_of(&sys, 0, Fid::CounterStop);
-    let starts = calls_of(&sys, 0, Fid::CounterStart);
+    sys.tick(0, CYCLES, Mode::S, 700);
+    let stops = calls_of(&sys, 0, Function::CounterStop);
+    let starts = calls_of(&sys, 0, Function::CounterStart);
     // Cycles in the low-power state are not counted (the events are stopped).
-    cpu_pm_cycle(&mut sys, |sys| sys.tick(0, cycles, Mode::S, 300));
-    assert_eq!(calls_of(&sys, 0, Fid::CounterStop) - stops, 1);
-    assert_eq!(calls_of(&sys, 0, Fid::CounterStart) - starts, 1);
+    cpu_pm_cycle(&mut sys, |sys| sys.tick(0, CYCLES, Mode::S, 300));
+    assert_eq!(calls_of(&sys, 0, Function::CounterStop) - stops, 1);
+    assert_eq!(calls_of(&sys, 0, Function::CounterStart) - starts, 1);
     assert!(!sys.events[events[2]].active);
     assert!(sys.events[events[0]].active && sys.events[events[1]].active);
-    sys.tick(0, cycles, Mode::S, 500);
+    sys.tick(0, CYCLES, Mode::S, 500);
     sys.settle();
     sys.check_counts();
     assert_eq!(sys.events[events[0]].count, 1200);

@@ -1,58 +1,82 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Every error the PMU chapter's tables list, produced by the model and seen through the `Firmware`
-//! trait as the typed `SbiError` (Tables 7, 9, 11, 13, 14, 15, 17, 19 and the version column of
-//! Table 20).
+//! Every error the PMU chapter's tables list, produced by the model (Tables 7, 9, 11, 13, 14, 15, 17,
+//! 19 and the version column of Table 20). Calls are made with raw registers built from the model's
+//! own constants; the answers are read as the driver reads them, as the crate's typed `SbiError`, so
+//! the error codes are checked both ways.
 
+use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent, EVENT_INFO_ENTRIES, EVENT_INFO_PHYS, SNAPSHOT_PHYS};
-use sbi_pmu::abi::{
-    CacheId, CacheOp, CacheResult, CfgFlags, CounterKind, EventIdx, EventInfo, EventType, Fid,
-    HwGeneralEvent, SbiError, SbiVersion, StartFlags, StopFlags, EXT_PMU, SBI_SHMEM_DISABLE,
-};
+use sbi_pmu::abi::{CounterInfo, CounterKind, EventInfo, SbiError};
 use sbi_pmu::firmware::{Firmware, SbiEcall};
 
-const CYCLES: EventIdx = EventIdx::hw(HwGeneralEvent::CpuCycles);
-const BRANCHES: EventIdx = EventIdx::hw(HwGeneralEvent::BranchInstructions);
+const CYCLES: usize = spec::hw_general_event(spec::SBI_PMU_HW_CPU_CYCLES);
+const BRANCHES: usize = spec::hw_general_event(spec::SBI_PMU_HW_BRANCH_INSTRUCTIONS);
 
 /// OpenSBI's layout with 4 programmable counters (3 to 6) and 16 firmware counters (7 to 22).
-fn model(version: SbiVersion) -> Model {
+fn model(version: Version) -> Model {
     Model::new(Config::opensbi_like(version, 4, 48))
 }
 
-fn raw(m: &mut Model, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
-    m.ecall(EXT_PMU, fid.id(), args).result()
+fn raw(m: &mut Model, f: Function, args: [usize; 6]) -> Result<usize, SbiError> {
+    m.ecall(spec::EXT_PMU, f.fid(), args).result()
 }
 
-fn configure(m: &mut Model, mask: usize, event: EventIdx) -> usize {
-    m.counter_config_matching(0, mask, CfgFlags::empty(), event, 0)
-        .expect("config_matching")
+fn cfg_match(
+    m: &mut Model,
+    (cbase, cmask): (usize, usize),
+    flags: usize,
+    event: usize,
+    data: u64,
+) -> Result<usize, SbiError> {
+    let args = [cbase, cmask, flags, event, data as usize, 0];
+    raw(m, Function::CounterConfigMatching, args)
+}
+
+fn start(
+    m: &mut Model,
+    cbase: usize,
+    cmask: usize,
+    flags: usize,
+    init: u64,
+) -> Result<(), SbiError> {
+    let args = [cbase, cmask, flags, init as usize, 0, 0];
+    raw(m, Function::CounterStart, args).map(|_| ())
+}
+
+fn stop(m: &mut Model, cbase: usize, cmask: usize, flags: usize) -> Result<(), SbiError> {
+    raw(m, Function::CounterStop, [cbase, cmask, flags, 0, 0, 0]).map(|_| ())
+}
+
+fn configure(m: &mut Model, mask: usize, event: usize) -> usize {
+    cfg_match(m, (0, mask), 0, event, 0).expect("config_matching")
 }
 
 #[test]
 fn functions_newer_than_the_version_are_not_supported() {
-    for version in [SbiVersion::V0_3, SbiVersion::V2_0, SbiVersion::V3_0] {
-        for fid in Fid::ALL {
+    for version in [Version::V0_3, Version::V2_0, Version::V3_0] {
+        for f in Function::ALL {
             let mut m = model(version);
             // Arguments each function accepts on an implementation that has it.
-            let args = match fid {
-                Fid::CounterConfigMatching => [0, 0b1000, 0, 5, 0, 0],
-                Fid::CounterStart | Fid::CounterStop => [3, 1, 0, 0, 0, 0],
-                Fid::CounterFwRead | Fid::CounterFwReadHi => [7, 0, 0, 0, 0, 0],
-                Fid::SnapshotSetShmem => [SNAPSHOT_PHYS as usize, 0, 0, 0, 0, 0],
-                Fid::EventGetInfo => [EVENT_INFO_PHYS as usize, 0, 0, 0, 0, 0],
+            let args = match f {
+                Function::CounterConfigMatching => [0, 0b1000, 0, BRANCHES, 0, 0],
+                Function::CounterStart | Function::CounterStop => [3, 1, 0, 0, 0, 0],
+                Function::CounterFwRead | Function::CounterFwReadHi => [7, 0, 0, 0, 0, 0],
+                Function::SnapshotSetShmem => [SNAPSHOT_PHYS as usize, 0, 0, 0, 0, 0],
+                Function::EventGetInfo => [EVENT_INFO_PHYS as usize, 0, 0, 0, 0, 0],
                 _ => [0; 6],
             };
-            let r = raw(&mut m, fid, args);
-            if version < fid.min_version() {
-                assert_eq!(r, Err(SbiError::NotSupported), "{fid:?} on {version:?}");
+            let r = raw(&mut m, f, args);
+            if version < f.since() {
+                assert_eq!(r, Err(SbiError::NotSupported), "{f:?} on {version:?}");
             } else {
-                assert!(r.is_ok(), "{fid:?} on {version:?}: {r:?}");
+                assert!(r.is_ok(), "{f:?} on {version:?}: {r:?}");
             }
         }
     }
-    let mut m = model(SbiVersion::V3_0);
+    let mut m = model(Version::V3_0);
     assert_eq!(
-        m.ecall(EXT_PMU, 9, [0; 6]).result(),
+        m.ecall(spec::EXT_PMU, 9, [0; 6]).result(),
         Err(SbiError::NotSupported)
     );
     assert_eq!(
@@ -63,16 +87,21 @@ fn functions_newer_than_the_version_are_not_supported() {
 
 #[test]
 fn table_7_counter_get_info() {
-    let mut m = model(SbiVersion::V2_0);
+    let mut m = model(Version::V2_0);
     assert_eq!(m.num_counters(), Ok(3 + 4 + 16));
-    let cycle = m.counter_get_info(0).unwrap();
+    // The words, as the specification lays them out: CSR in bits 11:0, width (bits minus one) in
+    // 17:12, type in XLEN-1 (1 for firmware, whose CSR field is to be ignored).
+    assert_eq!(m.counter_get_info(0), Ok(0xC00 | 63 << 12));
+    assert_eq!(m.counter_get_info(3), Ok(0xC03 | 47 << 12));
+    let fw = m.counter_get_info(7).unwrap();
+    assert_eq!(fw & !0xfff, 1 << 63 | 63 << 12);
+    // And as the driver decodes them.
+    let hpm = CounterInfo::decode(m.counter_get_info(3).unwrap());
     assert_eq!(
-        (cycle.csr, cycle.width, cycle.kind),
-        (0xC00, 63, CounterKind::Hardware)
+        (hpm.csr, hpm.width, hpm.kind),
+        (0xC03, 47, CounterKind::Hardware)
     );
-    let hpm = m.counter_get_info(3).unwrap();
-    assert_eq!((hpm.csr, hpm.width), (0xC03, 47));
-    assert_eq!(m.counter_get_info(7).unwrap().kind, CounterKind::Firmware);
+    assert_eq!(CounterInfo::decode(fw).kind, CounterKind::Firmware);
     // counter_idx points to an invalid counter.
     assert_eq!(m.counter_get_info(1), Err(SbiError::InvalidParam));
     assert_eq!(m.counter_get_info(23), Err(SbiError::InvalidParam));
@@ -81,192 +110,167 @@ fn table_7_counter_get_info() {
 
 #[test]
 fn table_9_counter_config_matching() {
-    let mut m = model(SbiVersion::V2_0);
+    let mut m = model(Version::V2_0);
     // Success returns the counter; the first eligible one of the set.
     assert_eq!(configure(&mut m, 0b111_1000, BRANCHES), 3);
     // A set with an invalid counter (time, or past the end) is INVALID_PARAM.
     assert_eq!(
-        m.counter_config_matching(0, 0b10, CfgFlags::empty(), CYCLES, 0),
+        cfg_match(&mut m, (0, 0b10), 0, CYCLES, 0),
         Err(SbiError::InvalidParam)
     );
     assert_eq!(
-        m.counter_config_matching(20, 0b1111, CfgFlags::empty(), EventIdx::fw(1), 0),
+        cfg_match(&mut m, (20, 0b1111), 0, spec::fw_event(1), 0),
         Err(SbiError::InvalidParam)
     );
     assert_eq!(
-        m.counter_config_matching(usize::MAX, 0b11, CfgFlags::empty(), CYCLES, 0),
+        cfg_match(&mut m, (usize::MAX, 0b11), 0, CYCLES, 0),
         Err(SbiError::InvalidParam)
     );
     // A reserved flag bit is INVALID_PARAM.
     for bit in 8..64 {
         assert_eq!(
-            raw(
-                &mut m,
-                Fid::CounterConfigMatching,
-                [0, 0b1000, 1 << bit, 5, 0, 0]
-            ),
+            cfg_match(&mut m, (0, 0b1000), 1 << bit, BRANCHES, 0),
             Err(SbiError::InvalidParam),
             "bit {bit}"
         );
     }
     // None of the counters can monitor the event.
     assert_eq!(
-        m.counter_config_matching(0, 0b1, CfgFlags::empty(), BRANCHES, 0),
+        cfg_match(&mut m, (0, 0b1), 0, BRANCHES, 0),
         Err(SbiError::NotSupported)
     );
     assert_eq!(
-        m.counter_config_matching(0, 0b111_1000, CfgFlags::empty(), EventIdx::fw(2), 0),
+        cfg_match(&mut m, (0, 0b111_1000), 0, spec::fw_event(2), 0),
         Err(SbiError::NotSupported)
     );
     // Started counters are not candidates: with 4 started, the set is exhausted.
     for _ in 0..4 {
         let c = configure(&mut m, 0b111_1000, BRANCHES);
-        m.counter_start(c, 1, StartFlags::empty(), 0).unwrap();
+        start(&mut m, c, 1, 0, 0).unwrap();
     }
     assert_eq!(
-        m.counter_config_matching(0, 0b111_1000, CfgFlags::empty(), BRANCHES, 0),
+        cfg_match(&mut m, (0, 0b111_1000), 0, BRANCHES, 0),
         Err(SbiError::NotSupported)
     );
     // Events the specification does not define, or with reserved event_data, are not supported.
-    let mut m = model(SbiVersion::V2_0);
+    let mut m = model(Version::V2_0);
     for (idx, data) in [
-        (0x0000u32, 0u64),  // SBI_PMU_HW_NO_EVENT
-        (0x0000b, 0),       // past Table 2
-        (0x00001, 1),       // non-zero event_data of a general event
-        (0x10038, 0),       // cache id 7
-        (0x10006, 0),       // op id 3
-        (0x20001, 0),       // raw event with a non-zero code
-        (0x20000, 1 << 48), // raw event data above 48 bits
-        (0x30000, 5),       // raw v2 before SBI v3.0
-        (0x40000, 0),       // undefined type
-        (0xf0016, 0),       // reserved firmware code
-        (0xf0005, 1),       // event_data of a standard firmware event
-        (0x1_00001, 0),     // reserved event_idx bits
+        (0x0000usize, 0u64), // SBI_PMU_HW_NO_EVENT
+        (0x0000b, 0),        // past Table 2
+        (0x00001, 1),        // non-zero event_data of a general event
+        (0x10038, 0),        // cache id 7
+        (0x10006, 0),        // op id 3
+        (0x20001, 0),        // raw event with a non-zero code
+        (0x20000, 1 << 48),  // raw event data above 48 bits
+        (0x30000, 5),        // raw v2 before SBI v3.0
+        (0x40000, 0),        // undefined type
+        (0xf0016, 0),        // reserved firmware code
+        (0xf0005, 1),        // event_data of a standard firmware event
+        (0x1_00001, 0),      // reserved event_idx bits
     ] {
         assert_eq!(
-            raw(
-                &mut m,
-                Fid::CounterConfigMatching,
-                [
-                    0,
-                    ((1 << 23) - 1) & !0b10,
-                    0,
-                    idx as usize,
-                    data as usize,
-                    0
-                ]
-            ),
+            cfg_match(&mut m, (0, ((1 << 23) - 1) & !0b10), 0, idx, data),
             Err(SbiError::NotSupported),
             "{idx:#x} {data:#x}"
         );
     }
     // Flags: CLEAR_VALUE zeroes, AUTO_START starts, SKIP_MATCH takes the first counter of the set.
     m.set_counter_value(4, 77);
-    let c = m
-        .counter_config_matching(
-            0,
-            0b1_0000,
-            CfgFlags::CLEAR_VALUE | CfgFlags::AUTO_START,
-            BRANCHES,
-            0,
-        )
-        .unwrap();
-    assert_eq!(c, 4);
+    let flags = spec::SBI_PMU_CFG_FLAG_CLEAR_VALUE | spec::SBI_PMU_CFG_FLAG_AUTO_START;
+    assert_eq!(cfg_match(&mut m, (0, 0b1_0000), flags, BRANCHES, 0), Ok(4));
     assert_eq!(m.counter_value(4), Some(0));
     assert!(m.is_started(4));
-    let c = m
-        .counter_config_matching(5, 0b11, CfgFlags::SKIP_MATCH, EventIdx::RAW, 0x33)
-        .unwrap();
-    assert_eq!(c, 5);
-    assert_eq!(m.counter_event(5), Some((EventIdx::RAW, 0x33)));
+    let skip = spec::SBI_PMU_CFG_FLAG_SKIP_MATCH;
+    assert_eq!(
+        cfg_match(&mut m, (5, 0b11), skip, spec::RAW_EVENT, 0x33),
+        Ok(5)
+    );
+    assert_eq!(m.counter_event(5), Some((spec::RAW_EVENT, 0x33)));
 }
 
 #[test]
 fn inhibit_hints_filter_modes() {
-    let mut m = model(SbiVersion::V2_0);
-    let all = CfgFlags::SET_UINH | CfgFlags::SET_SINH | CfgFlags::SET_MINH | CfgFlags::SET_VUINH;
+    let mut m = model(Version::V2_0);
+    let all = spec::SBI_PMU_CFG_FLAG_SET_UINH
+        | spec::SBI_PMU_CFG_FLAG_SET_SINH
+        | spec::SBI_PMU_CFG_FLAG_SET_MINH
+        | spec::SBI_PMU_CFG_FLAG_SET_VUINH;
     for (flags, counted) in [
-        (CfgFlags::SET_UINH, [false, true, true, true, true]),
-        (CfgFlags::SET_SINH, [true, false, true, true, true]),
-        (CfgFlags::SET_MINH, [true, true, false, true, true]),
-        (CfgFlags::SET_VUINH, [true, true, true, false, true]),
-        (CfgFlags::SET_VSINH, [true, true, true, true, false]),
+        (
+            spec::SBI_PMU_CFG_FLAG_SET_UINH,
+            [false, true, true, true, true],
+        ),
+        (
+            spec::SBI_PMU_CFG_FLAG_SET_SINH,
+            [true, false, true, true, true],
+        ),
+        (
+            spec::SBI_PMU_CFG_FLAG_SET_MINH,
+            [true, true, false, true, true],
+        ),
+        (
+            spec::SBI_PMU_CFG_FLAG_SET_VUINH,
+            [true, true, true, false, true],
+        ),
+        (
+            spec::SBI_PMU_CFG_FLAG_SET_VSINH,
+            [true, true, true, true, false],
+        ),
         (all, [false, false, false, false, true]),
     ] {
-        let c = m
-            .counter_config_matching(0, 0b111_1000, flags | CfgFlags::AUTO_START, BRANCHES, 0)
-            .unwrap();
+        let flags = flags | spec::SBI_PMU_CFG_FLAG_AUTO_START;
+        let c = cfg_match(&mut m, (0, 0b111_1000), flags, BRANCHES, 0).unwrap();
         for (mode, expect) in Mode::ALL.iter().zip(counted) {
             assert_eq!(
                 m.would_count(c, SimEvent::Hw(BRANCHES), *mode),
                 expect,
-                "{flags:?} {mode:?}"
+                "{flags:#x} {mode:?}"
             );
         }
-        m.counter_stop(c, 1, StopFlags::RESET).unwrap();
+        stop(&mut m, c, 1, spec::SBI_PMU_STOP_FLAG_RESET).unwrap();
     }
     // Without Sscofpmf the hints are ignored.
-    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     cfg.sscofpmf = false;
     let mut m = Model::new(cfg);
-    let c = m
-        .counter_config_matching(
-            0,
-            0b111_1000,
-            CfgFlags::SET_UINH | CfgFlags::AUTO_START,
-            BRANCHES,
-            0,
-        )
-        .unwrap();
+    let flags = spec::SBI_PMU_CFG_FLAG_SET_UINH | spec::SBI_PMU_CFG_FLAG_AUTO_START;
+    let c = cfg_match(&mut m, (0, 0b111_1000), flags, BRANCHES, 0).unwrap();
     assert!(m.would_count(c, SimEvent::Hw(BRANCHES), Mode::U));
 }
 
 #[test]
 fn table_11_counter_start() {
-    let mut m = model(SbiVersion::V2_0);
+    let mut m = model(Version::V2_0);
+    let set_init = spec::SBI_PMU_START_SET_INIT_VALUE;
+    let from_snapshot = spec::SBI_PMU_START_FLAG_INIT_SNAPSHOT;
     let c = configure(&mut m, 0b111_1000, BRANCHES);
     // Invalid counter or reserved flag.
-    assert_eq!(
-        m.counter_start(1, 1, StartFlags::empty(), 0),
-        Err(SbiError::InvalidParam)
-    );
-    assert_eq!(
-        m.counter_start(0, 1 << 40, StartFlags::empty(), 0),
-        Err(SbiError::InvalidParam)
-    );
-    assert_eq!(
-        raw(&mut m, Fid::CounterStart, [c, 1, 4, 0, 0, 0]),
-        Err(SbiError::InvalidParam)
-    );
+    assert_eq!(start(&mut m, 1, 1, 0, 0), Err(SbiError::InvalidParam));
+    assert_eq!(start(&mut m, 0, 1 << 40, 0, 0), Err(SbiError::InvalidParam));
+    assert_eq!(start(&mut m, c, 1, 4, 0), Err(SbiError::InvalidParam));
     // The two initialisation flags exclude each other, and SET_INIT_VALUE is for one counter.
     assert_eq!(
-        m.counter_start(
-            c,
-            1,
-            StartFlags::SET_INIT_VALUE | StartFlags::INIT_SNAPSHOT,
-            0
-        ),
+        start(&mut m, c, 1, set_init | from_snapshot, 0),
         Err(SbiError::InvalidParam)
     );
     // Not started, c is still a candidate: the next event needs a set without it.
     assert_eq!(configure(&mut m, 0b111_1000, BRANCHES), c);
     let d = configure(&mut m, 0b111_0000, BRANCHES);
     assert_eq!(
-        m.counter_start(0, 1 << c | 1 << d, StartFlags::SET_INIT_VALUE, 5),
+        start(&mut m, 0, 1 << c | 1 << d, set_init, 5),
         Err(SbiError::InvalidParam)
     );
     // INIT_SNAPSHOT without shared memory.
     assert_eq!(
-        m.counter_start(c, 1, StartFlags::INIT_SNAPSHOT, 0),
+        start(&mut m, c, 1, from_snapshot, 0),
         Err(SbiError::NoShmem)
     );
     // SET_INIT_VALUE sets the value, masked to the width.
-    m.counter_start(c, 1, StartFlags::SET_INIT_VALUE, u64::MAX)
-        .unwrap();
+    start(&mut m, c, 1, set_init, u64::MAX).unwrap();
     assert_eq!(m.counter_value(c), Some((1 << 48) - 1));
     // Already started: the other counters of the set still start.
     assert_eq!(
-        m.counter_start(0, 1 << c | 1 << d, StartFlags::empty(), 0),
+        start(&mut m, 0, 1 << c | 1 << d, 0, 0),
         Err(SbiError::AlreadyStarted)
     );
     assert!(m.is_started(d));
@@ -275,29 +279,20 @@ fn table_11_counter_start() {
 
 #[test]
 fn table_13_counter_stop() {
-    let mut m = model(SbiVersion::V2_0);
+    let mut m = model(Version::V2_0);
     let c = configure(&mut m, 0b111_1000, BRANCHES);
+    assert_eq!(stop(&mut m, 1, 1, 0), Err(SbiError::InvalidParam));
+    assert_eq!(stop(&mut m, c, 1, 4), Err(SbiError::InvalidParam));
     assert_eq!(
-        m.counter_stop(1, 1, StopFlags::empty()),
-        Err(SbiError::InvalidParam)
-    );
-    assert_eq!(
-        raw(&mut m, Fid::CounterStop, [c, 1, 4, 0, 0, 0]),
-        Err(SbiError::InvalidParam)
-    );
-    assert_eq!(
-        m.counter_stop(c, 1, StopFlags::TAKE_SNAPSHOT),
+        stop(&mut m, c, 1, spec::SBI_PMU_STOP_FLAG_TAKE_SNAPSHOT),
         Err(SbiError::NoShmem)
     );
-    assert_eq!(
-        m.counter_stop(c, 1, StopFlags::empty()),
-        Err(SbiError::AlreadyStopped)
-    );
-    m.counter_start(c, 1, StartFlags::empty(), 0).unwrap();
-    assert_eq!(m.counter_stop(c, 1, StopFlags::empty()), Ok(()));
+    assert_eq!(stop(&mut m, c, 1, 0), Err(SbiError::AlreadyStopped));
+    start(&mut m, c, 1, 0, 0).unwrap();
+    assert_eq!(stop(&mut m, c, 1, 0), Ok(()));
     // RESET of a stopped counter reports ALREADY_STOPPED and still drops the mapping.
     assert_eq!(
-        m.counter_stop(c, 1, StopFlags::RESET),
+        stop(&mut m, c, 1, spec::SBI_PMU_STOP_FLAG_RESET),
         Err(SbiError::AlreadyStopped)
     );
     assert_eq!(m.counter_event(c), None);
@@ -305,10 +300,9 @@ fn table_13_counter_stop() {
 
 #[test]
 fn tables_14_and_15_firmware_reads() {
-    let mut m = model(SbiVersion::V2_0);
-    let f = m
-        .counter_config_matching(0, 0xffff << 7, CfgFlags::AUTO_START, EventIdx::fw(5), 0)
-        .unwrap();
+    let mut m = model(Version::V2_0);
+    let auto = spec::SBI_PMU_CFG_FLAG_AUTO_START;
+    let f = cfg_match(&mut m, (0, 0xffff << 7), auto, spec::fw_event(5), 0).unwrap();
     m.tick(SimEvent::Fw(5), Mode::S, 42);
     assert_eq!(m.counter_fw_read(f), Ok(42));
     assert_eq!(m.counter_fw_read_hi(f), Ok(0));
@@ -320,13 +314,13 @@ fn tables_14_and_15_firmware_reads() {
             "{bad}"
         );
     }
-    let mut old = model(SbiVersion::V0_3);
+    let mut old = model(Version::V0_3);
     assert_eq!(old.counter_fw_read_hi(f), Err(SbiError::NotSupported));
 }
 
 #[test]
 fn table_16_and_17_snapshot_shared_memory() {
-    let mut m = model(SbiVersion::V2_0);
+    let mut m = model(Version::V2_0);
     let lo = SNAPSHOT_PHYS as usize;
     assert_eq!(m.snapshot_set_shmem(lo, 0, 1), Err(SbiError::InvalidParam));
     assert_eq!(
@@ -345,16 +339,15 @@ fn table_16_and_17_snapshot_shared_memory() {
 
     // TAKE_SNAPSHOT writes the stopped counters' values relative to counter_idx_base, and the
     // overflow bitmap; other values are left alone.
+    let set_init = spec::SBI_PMU_START_SET_INIT_VALUE;
     let c = configure(&mut m, 0b000_1000, BRANCHES);
     let d = configure(&mut m, 0b001_0000, BRANCHES);
-    m.counter_start(c, 1, StartFlags::SET_INIT_VALUE, (1 << 48) - 2)
-        .unwrap();
-    m.counter_start(d, 1, StartFlags::SET_INIT_VALUE, 100)
-        .unwrap();
+    start(&mut m, c, 1, set_init, (1 << 48) - 2).unwrap();
+    start(&mut m, d, 1, set_init, 100).unwrap();
     m.tick(SimEvent::Hw(BRANCHES), Mode::U, 5);
     assert!(m.irq_pending());
     Firmware::snapshot_shmem(&mut m).unwrap().1.ctr_values[9] = 0xdead;
-    m.counter_stop(c, 0b11, StopFlags::TAKE_SNAPSHOT).unwrap();
+    stop(&mut m, c, 0b11, spec::SBI_PMU_STOP_FLAG_TAKE_SNAPSHOT).unwrap();
     let page = m.snapshot_page();
     assert_eq!(page.ctr_values[0], 3);
     assert_eq!(page.ctr_values[1], 105);
@@ -367,23 +360,22 @@ fn table_16_and_17_snapshot_shared_memory() {
         page.ctr_values[0] = 1000;
         page.ctr_values[1] = 2000;
     }
-    m.counter_start(c, 0b11, StartFlags::INIT_SNAPSHOT, 0)
-        .unwrap();
+    start(&mut m, c, 0b11, spec::SBI_PMU_START_FLAG_INIT_SNAPSHOT, 0).unwrap();
     assert_eq!(m.counter_value(c), Some(1000));
     assert_eq!(m.counter_value(d), Some(2000));
 
     // Disable with all ones; then the snapshot flags fail with NO_SHMEM.
     assert_eq!(
-        m.snapshot_set_shmem(SBI_SHMEM_DISABLE, SBI_SHMEM_DISABLE, 0),
+        m.snapshot_set_shmem(spec::SHMEM_DISABLE, spec::SHMEM_DISABLE, 0),
         Ok(())
     );
     assert_eq!(
-        m.counter_stop(c, 0b11, StopFlags::TAKE_SNAPSHOT),
+        stop(&mut m, c, 0b11, spec::SBI_PMU_STOP_FLAG_TAKE_SNAPSHOT),
         Err(SbiError::NoShmem)
     );
 
     // An implementation without snapshot support.
-    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     cfg.snapshot = false;
     let mut m = Model::new(cfg);
     assert_eq!(m.snapshot_set_shmem(lo, 0, 0), Err(SbiError::NotSupported));
@@ -391,26 +383,32 @@ fn table_16_and_17_snapshot_shared_memory() {
 
 #[test]
 fn table_18_and_19_event_get_info() {
-    let mut m = model(SbiVersion::V3_0);
+    let mut m = model(Version::V3_0);
     let lo = EVENT_INFO_PHYS as usize;
+    let l1d_read_miss = spec::hw_cache_event(
+        spec::SBI_PMU_HW_CACHE_L1D,
+        spec::SBI_PMU_HW_CACHE_OP_READ,
+        spec::SBI_PMU_HW_CACHE_RESULT_MISS,
+    );
     let entries = [
-        EventInfo::new(CYCLES, 0),
-        EventInfo::new(
-            EventIdx::cache(CacheId::L1d, CacheOp::Read, CacheResult::Miss),
+        (CYCLES, 0),
+        (l1d_read_miss, 0),
+        (spec::RAW_V2_EVENT, 0x1234),
+        (spec::fw_event(spec::SBI_PMU_FW_LAST_STANDARD), 0),
+        (spec::fw_event(spec::SBI_PMU_FW_LAST_STANDARD + 1), 0),
+        (
+            spec::hw_general_event(spec::SBI_PMU_HW_REF_CPU_CYCLES + 1),
             0,
         ),
-        EventInfo::new(EventIdx::RAW_V2, 0x1234),
-        EventInfo::new(EventIdx::fw(21), 0),
-        EventInfo::new(EventIdx::fw(22), 0),
-        EventInfo::new(EventIdx::new(EventType::Hardware, 11), 0),
-        EventInfo::new(EventIdx::RAW, 1 << 50),
+        (spec::RAW_EVENT, 1 << 50),
     ];
     {
         let (_, mem) = Firmware::event_info_shmem(&mut m).unwrap();
-        for (slot, e) in mem.iter_mut().zip(entries) {
+        for (slot, (idx, data)) in mem.iter_mut().zip(entries) {
             *slot = EventInfo {
+                event_idx: idx as u32,
                 output: 0xffff_ffff,
-                ..e
+                event_data: data,
             };
         }
     }
@@ -444,7 +442,7 @@ fn table_18_and_19_event_get_info() {
     Firmware::event_info_shmem(&mut m).unwrap().1[1].event_idx |= 1 << 20;
     assert_eq!(m.event_get_info(lo, 0, 2, 0), Err(SbiError::InvalidParam));
     // Not implemented.
-    let mut cfg = Config::opensbi_like(SbiVersion::V3_0, 4, 48);
+    let mut cfg = Config::opensbi_like(Version::V3_0, 4, 48);
     cfg.event_info = false;
     let mut m = Model::new(cfg);
     assert_eq!(m.event_get_info(lo, 0, 1, 0), Err(SbiError::NotSupported));
@@ -452,34 +450,31 @@ fn table_18_and_19_event_get_info() {
 
 #[test]
 fn overflow_sets_the_bit_and_the_interrupt_once() {
-    let mut m = model(SbiVersion::V2_0);
+    let mut m = model(Version::V2_0);
+    let set_init = spec::SBI_PMU_START_SET_INIT_VALUE;
     let c = configure(&mut m, 0b111_1000, BRANCHES);
-    m.counter_start(c, 1, StartFlags::SET_INIT_VALUE, (1 << 48) - 10)
-        .unwrap();
-    assert_eq!(
-        m.ticks_to_overflow(SimEvent::Hw(BRANCHES), Mode::U),
-        Some(10)
-    );
-    m.tick(SimEvent::Hw(BRANCHES), Mode::U, 9);
+    start(&mut m, c, 1, set_init, (1 << 48) - 10).unwrap();
+    let branches = SimEvent::Hw(BRANCHES);
+    assert_eq!(m.ticks_to_overflow(branches, Mode::U), Some(10));
+    m.tick(branches, Mode::U, 9);
     assert!(!m.irq_pending());
-    m.tick(SimEvent::Hw(BRANCHES), Mode::U, 1);
+    m.tick(branches, Mode::U, 1);
     assert!(m.irq_pending());
-    assert_eq!(m.read_csr(sbi_pmu::abi::CSR_SCOUNTOVF), 1 << 3);
+    assert_eq!(m.read_csr(spec::CSR_SCOUNTOVF), 1 << 3);
     m.clear_irq();
     // The bit stays set until the counter starts again: no second interrupt.
-    m.tick(SimEvent::Hw(BRANCHES), Mode::U, 1 << 48);
+    m.tick(branches, Mode::U, 1 << 48);
     assert!(!m.irq_pending());
-    m.counter_stop(c, 1, StopFlags::empty()).unwrap();
-    m.counter_start(c, 1, StartFlags::empty(), 0).unwrap();
-    assert_eq!(m.read_csr(sbi_pmu::abi::CSR_SCOUNTOVF), 0);
+    stop(&mut m, c, 1, 0).unwrap();
+    start(&mut m, c, 1, 0, 0).unwrap();
+    assert_eq!(m.read_csr(spec::CSR_SCOUNTOVF), 0);
     // Without Sscofpmf there is neither bit nor interrupt.
-    let mut cfg = Config::opensbi_like(SbiVersion::V2_0, 4, 48);
+    let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     cfg.sscofpmf = false;
     let mut m = Model::new(cfg);
     let c = configure(&mut m, 0b111_1000, BRANCHES);
-    m.counter_start(c, 1, StartFlags::SET_INIT_VALUE, (1 << 48) - 1)
-        .unwrap();
-    m.tick(SimEvent::Hw(BRANCHES), Mode::U, 5);
+    start(&mut m, c, 1, set_init, (1 << 48) - 1).unwrap();
+    m.tick(branches, Mode::U, 5);
     assert!(!m.irq_pending());
     assert_eq!(m.counter_value(c), Some(4));
 }

@@ -6,6 +6,11 @@
 //! Every type here cites the table of the specification it encodes. Encodings are `const fn`s so they
 //! can be used in constant tables and are checked exhaustively by the unit tests at the end of this
 //! file; the shared-memory layouts are `#[repr(C)]` and their offsets are asserted at compile time.
+//!
+//! Only the driver's side of each encoding is here: what it encodes into the argument registers and
+//! decodes from the return values and shared memory. The firmware side belongs to the firmware model
+//! of the host tests (`tests/fwmodel`), which transcribes the tables on its own, so that the two
+//! check each other.
 
 use bitflags::bitflags;
 use core::mem::{offset_of, size_of};
@@ -72,13 +77,6 @@ impl SbiVersion {
         }
     }
 
-    /// Encodes the version as `sbi_get_spec_version()` returns it (`sbi_mk_version()` in the kernel).
-    /// Parts wider than their field are truncated to the field, as `sbi_mk_version()` does.
-    pub const fn raw(self) -> usize {
-        ((self.major as usize & Self::MAJOR_MASK) << Self::MAJOR_SHIFT)
-            | (self.minor as usize & Self::MINOR_MASK)
-    }
-
     /// Whether this version is `other` or newer; a `const` form of `self >= other`.
     pub const fn at_least(self, other: Self) -> bool {
         self.major > other.major || (self.major == other.major && self.minor >= other.minor)
@@ -110,67 +108,9 @@ pub enum Fid {
 }
 
 impl Fid {
-    /// All functions, in FID order.
-    pub const ALL: [Fid; 9] = [
-        Fid::NumCounters,
-        Fid::CounterGetInfo,
-        Fid::CounterConfigMatching,
-        Fid::CounterStart,
-        Fid::CounterStop,
-        Fid::CounterFwRead,
-        Fid::CounterFwReadHi,
-        Fid::SnapshotSetShmem,
-        Fid::EventGetInfo,
-    ];
-
     /// The function ID passed in `a6`.
     pub const fn id(self) -> usize {
         self as usize
-    }
-
-    /// The function with this ID, if the extension defines one.
-    pub const fn from_id(id: usize) -> Option<Self> {
-        match id {
-            0 => Some(Fid::NumCounters),
-            1 => Some(Fid::CounterGetInfo),
-            2 => Some(Fid::CounterConfigMatching),
-            3 => Some(Fid::CounterStart),
-            4 => Some(Fid::CounterStop),
-            5 => Some(Fid::CounterFwRead),
-            6 => Some(Fid::CounterFwReadHi),
-            7 => Some(Fid::SnapshotSetShmem),
-            8 => Some(Fid::EventGetInfo),
-            _ => None,
-        }
-    }
-
-    /// The first SBI version that defines the function (the "SBI Version" column of Table 20).
-    pub const fn min_version(self) -> SbiVersion {
-        match self {
-            Fid::NumCounters
-            | Fid::CounterGetInfo
-            | Fid::CounterConfigMatching
-            | Fid::CounterStart
-            | Fid::CounterStop
-            | Fid::CounterFwRead => SbiVersion::V0_3,
-            Fid::CounterFwReadHi | Fid::SnapshotSetShmem => SbiVersion::V2_0,
-            Fid::EventGetInfo => SbiVersion::V3_0,
-        }
-    }
-
-    /// The function's name in the specification.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Fid::NumCounters => "sbi_pmu_num_counters",
-            Fid::CounterGetInfo => "sbi_pmu_counter_get_info",
-            Fid::CounterConfigMatching => "sbi_pmu_counter_config_matching",
-            Fid::CounterStart => "sbi_pmu_counter_start",
-            Fid::CounterStop => "sbi_pmu_counter_stop",
-            Fid::CounterFwRead => "sbi_pmu_counter_fw_read",
-            Fid::CounterFwReadHi => "sbi_pmu_counter_fw_read_hi",
-            Fid::SnapshotSetShmem => "sbi_pmu_snapshot_set_shmem",
-            Fid::EventGetInfo => "sbi_pmu_event_get_info",
-        }
     }
 }
 
@@ -318,7 +258,9 @@ impl CounterInfo {
         }
     }
 
-    /// Encodes the word as firmware returns it. Fields wider than their bit range are truncated.
+    /// Encodes the word as firmware returns it, for the unit tests. Fields wider than their bit range
+    /// are truncated.
+    #[cfg(test)]
     pub const fn encode(self) -> usize {
         let ty = match self.kind {
             CounterKind::Hardware => 0,
@@ -327,11 +269,6 @@ impl CounterInfo {
         (self.csr as usize & Self::CSR_MASK)
             | ((self.width as usize & Self::WIDTH_MASK) << Self::WIDTH_SHIFT)
             | (ty << Self::TYPE_SHIFT)
-    }
-
-    /// The number of bits of the counter (`width + 1`, 1 to 64).
-    pub const fn bits(self) -> u32 {
-        (self.width as u32 & Self::WIDTH_MASK as u32) + 1
     }
 
     /// The mask of valid counter bits, `GENMASK_ULL(width, 0)` as `riscv_pmu_ctr_get_width_mask()`
@@ -346,8 +283,7 @@ impl CounterInfo {
     }
 
     /// For a hardware counter read through `cycle`..`hpmcounter31`, its hardware index (the CSR number
-    /// minus `CSR_CYCLE`), which is its bit in `scountovf` and in the `riscv,*-to-mhpmcounters`
-    /// bitmaps.
+    /// minus `CSR_CYCLE`), which is its bit in `scountovf`.
     pub const fn hw_index(self) -> Option<u8> {
         if matches!(self.kind, CounterKind::Hardware)
             && self.csr >= CSR_CYCLE
@@ -401,14 +337,6 @@ impl CfgFlags {
             | Self::SET_SINH.bits()
             | Self::SET_MINH.bits(),
     );
-
-    /// Accepts a raw flag word, or SBI_ERR_INVALID_PARAM if a reserved bit is set (Table 9).
-    pub const fn from_raw(raw: usize) -> Result<Self, SbiError> {
-        match Self::from_bits(raw) {
-            Some(flags) => Ok(flags),
-            None => Err(SbiError::InvalidParam),
-        }
-    }
 }
 
 bitflags! {
@@ -423,16 +351,6 @@ bitflags! {
     }
 }
 
-impl StartFlags {
-    /// Accepts a raw flag word, or SBI_ERR_INVALID_PARAM if a reserved bit is set (Table 11).
-    pub const fn from_raw(raw: usize) -> Result<Self, SbiError> {
-        match Self::from_bits(raw) {
-            Some(flags) => Ok(flags),
-            None => Err(SbiError::InvalidParam),
-        }
-    }
-}
-
 bitflags! {
     /// The `stop_flags` of `sbi_pmu_counter_stop` (Table 12, "PMU Counter Stop Flags"). Bits 2 and above
     /// are reserved and must be zero.
@@ -442,16 +360,6 @@ bitflags! {
         const RESET = 1 << 0;
         /// SBI_PMU_STOP_FLAG_TAKE_SNAPSHOT: save the counter values in the snapshot shared memory.
         const TAKE_SNAPSHOT = 1 << 1;
-    }
-}
-
-impl StopFlags {
-    /// Accepts a raw flag word, or SBI_ERR_INVALID_PARAM if a reserved bit is set (Table 13).
-    pub const fn from_raw(raw: usize) -> Result<Self, SbiError> {
-        match Self::from_bits(raw) {
-            Some(flags) => Ok(flags),
-            None => Err(SbiError::InvalidParam),
-        }
     }
 }
 
@@ -487,22 +395,6 @@ impl EventType {
     /// The 4-bit value of the type field.
     pub const fn raw(self) -> u32 {
         self as u32
-    }
-
-    /// Whether the type is one of the two raw hardware event types, whose `event_data` is an mhpmeventX
-    /// value and whose code must be zero.
-    pub const fn is_raw(self) -> bool {
-        matches!(self, EventType::Raw | EventType::RawV2)
-    }
-
-    /// The bits of `event_data` a raw event may use: bits 47:0 for type #2, bits 55:0 for type #3, all
-    /// bits for the other types (where `event_data` has its own rules).
-    pub const fn raw_data_mask(self) -> u64 {
-        match self {
-            EventType::Raw => (1 << 48) - 1,
-            EventType::RawV2 => (1 << 56) - 1,
-            _ => u64::MAX,
-        }
     }
 }
 
@@ -601,14 +493,6 @@ impl EventIdx {
             _ => None,
         }
     }
-
-    /// For a firmware event, where its code falls in Table 6.
-    pub const fn fw_class(self) -> Option<FwEventClass> {
-        match self.ty {
-            EventType::Firmware => Some(FwEventClass::of(self.code)),
-            _ => None,
-        }
-    }
 }
 
 /// Hardware general events (Table 2, "PMU Hardware Events"); the discriminant is the event code.
@@ -636,9 +520,6 @@ pub enum HwGeneralEvent {
     /// SBI_PMU_HW_REF_CPU_CYCLES: each reference CPU cycle.
     RefCpuCycles = 10,
 }
-
-/// SBI_PMU_HW_NO_EVENT (code 0): unused, because an `event_idx` cannot be zero (Table 2).
-pub const SBI_PMU_HW_NO_EVENT: u16 = 0;
 
 impl HwGeneralEvent {
     /// The ten events of Table 2 after SBI_PMU_HW_NO_EVENT, in code order.
@@ -675,22 +556,6 @@ impl HwGeneralEvent {
     /// The event code.
     pub const fn code(self) -> u16 {
         self as u16
-    }
-
-    /// The event's name in the specification.
-    pub const fn name(self) -> &'static str {
-        match self {
-            HwGeneralEvent::CpuCycles => "SBI_PMU_HW_CPU_CYCLES",
-            HwGeneralEvent::Instructions => "SBI_PMU_HW_INSTRUCTIONS",
-            HwGeneralEvent::CacheReferences => "SBI_PMU_HW_CACHE_REFERENCES",
-            HwGeneralEvent::CacheMisses => "SBI_PMU_HW_CACHE_MISSES",
-            HwGeneralEvent::BranchInstructions => "SBI_PMU_HW_BRANCH_INSTRUCTIONS",
-            HwGeneralEvent::BranchMisses => "SBI_PMU_HW_BRANCH_MISSES",
-            HwGeneralEvent::BusCycles => "SBI_PMU_HW_BUS_CYCLES",
-            HwGeneralEvent::StalledCyclesFrontend => "SBI_PMU_HW_STALLED_CYCLES_FRONTEND",
-            HwGeneralEvent::StalledCyclesBackend => "SBI_PMU_HW_STALLED_CYCLES_BACKEND",
-            HwGeneralEvent::RefCpuCycles => "SBI_PMU_HW_REF_CPU_CYCLES",
-        }
     }
 }
 
@@ -795,125 +660,8 @@ impl CacheResult {
 /// The number of hardware cache events the driver knows: 7 caches × 3 operations × 2 results.
 pub const NUM_CACHE_EVENTS: usize = 42;
 
-/// Standard firmware events (Table 6, "PMU Firmware Events", codes 0 to 21).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u16)]
-pub enum FwEvent {
-    /// SBI_PMU_FW_MISALIGNED_LOAD: misaligned load trap.
-    MisalignedLoad = 0,
-    /// SBI_PMU_FW_MISALIGNED_STORE: misaligned store trap.
-    MisalignedStore = 1,
-    /// SBI_PMU_FW_ACCESS_LOAD: load access trap.
-    AccessLoad = 2,
-    /// SBI_PMU_FW_ACCESS_STORE: store access trap.
-    AccessStore = 3,
-    /// SBI_PMU_FW_ILLEGAL_INSN: illegal instruction trap.
-    IllegalInsn = 4,
-    /// SBI_PMU_FW_SET_TIMER: set timer.
-    SetTimer = 5,
-    /// SBI_PMU_FW_IPI_SENT: IPI sent to another hart.
-    IpiSent = 6,
-    /// SBI_PMU_FW_IPI_RECEIVED: IPI received from another hart.
-    IpiReceived = 7,
-    /// SBI_PMU_FW_FENCE_I_SENT: FENCE.I request sent.
-    FenceISent = 8,
-    /// SBI_PMU_FW_FENCE_I_RECEIVED: FENCE.I request received.
-    FenceIReceived = 9,
-    /// SBI_PMU_FW_SFENCE_VMA_SENT: SFENCE.VMA request sent.
-    SfenceVmaSent = 10,
-    /// SBI_PMU_FW_SFENCE_VMA_RECEIVED: SFENCE.VMA request received.
-    SfenceVmaReceived = 11,
-    /// SBI_PMU_FW_SFENCE_VMA_ASID_SENT: SFENCE.VMA with ASID request sent.
-    SfenceVmaAsidSent = 12,
-    /// SBI_PMU_FW_SFENCE_VMA_ASID_RECEIVED: SFENCE.VMA with ASID request received.
-    SfenceVmaAsidReceived = 13,
-    /// SBI_PMU_FW_HFENCE_GVMA_SENT: HFENCE.GVMA request sent.
-    HfenceGvmaSent = 14,
-    /// SBI_PMU_FW_HFENCE_GVMA_RECEIVED: HFENCE.GVMA request received.
-    HfenceGvmaReceived = 15,
-    /// SBI_PMU_FW_HFENCE_GVMA_VMID_SENT: HFENCE.GVMA with VMID request sent.
-    HfenceGvmaVmidSent = 16,
-    /// SBI_PMU_FW_HFENCE_GVMA_VMID_RECEIVED: HFENCE.GVMA with VMID request received.
-    HfenceGvmaVmidReceived = 17,
-    /// SBI_PMU_FW_HFENCE_VVMA_SENT: HFENCE.VVMA request sent.
-    HfenceVvmaSent = 18,
-    /// SBI_PMU_FW_HFENCE_VVMA_RECEIVED: HFENCE.VVMA request received.
-    HfenceVvmaReceived = 19,
-    /// SBI_PMU_FW_HFENCE_VVMA_ASID_SENT: HFENCE.VVMA with ASID request sent.
-    HfenceVvmaAsidSent = 20,
-    /// SBI_PMU_FW_HFENCE_VVMA_ASID_RECEIVED: HFENCE.VVMA with ASID request received.
-    HfenceVvmaAsidReceived = 21,
-}
-
-impl FwEvent {
-    /// The 22 standard firmware events, in code order.
-    pub const ALL: [FwEvent; 22] = [
-        FwEvent::MisalignedLoad,
-        FwEvent::MisalignedStore,
-        FwEvent::AccessLoad,
-        FwEvent::AccessStore,
-        FwEvent::IllegalInsn,
-        FwEvent::SetTimer,
-        FwEvent::IpiSent,
-        FwEvent::IpiReceived,
-        FwEvent::FenceISent,
-        FwEvent::FenceIReceived,
-        FwEvent::SfenceVmaSent,
-        FwEvent::SfenceVmaReceived,
-        FwEvent::SfenceVmaAsidSent,
-        FwEvent::SfenceVmaAsidReceived,
-        FwEvent::HfenceGvmaSent,
-        FwEvent::HfenceGvmaReceived,
-        FwEvent::HfenceGvmaVmidSent,
-        FwEvent::HfenceGvmaVmidReceived,
-        FwEvent::HfenceVvmaSent,
-        FwEvent::HfenceVvmaReceived,
-        FwEvent::HfenceVvmaAsidSent,
-        FwEvent::HfenceVvmaAsidReceived,
-    ];
-
-    /// The standard event with this code (0 to 21).
-    pub const fn from_code(code: u16) -> Option<Self> {
-        if (code as usize) < Self::ALL.len() {
-            Some(Self::ALL[code as usize])
-        } else {
-            None
-        }
-    }
-
-    /// The event code.
-    pub const fn code(self) -> u16 {
-        self as u16
-    }
-}
-
 /// The code of SBI_PMU_FW_PLATFORM, whose `event_data` carries a platform specific event encoding.
 pub const FW_PLATFORM_CODE: u16 = 0xffff;
-
-/// Where a firmware event code falls in Table 6.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FwEventClass {
-    /// A standard event, codes 0 to 21.
-    Standard(FwEvent),
-    /// Reserved for future use, codes 22 to 255.
-    Reserved,
-    /// SBI implementation specific events, codes 256 to 65534.
-    ImplementationSpecific,
-    /// SBI_PMU_FW_PLATFORM, code 65535.
-    Platform,
-}
-
-impl FwEventClass {
-    /// Classifies a firmware event code.
-    pub const fn of(code: u16) -> Self {
-        match FwEvent::from_code(code) {
-            Some(event) => FwEventClass::Standard(event),
-            None if code <= 255 => FwEventClass::Reserved,
-            None if code == FW_PLATFORM_CODE => FwEventClass::Platform,
-            None => FwEventClass::ImplementationSpecific,
-        }
-    }
-}
 
 /// The snapshot shared memory (Table 16, "SBI PMU Snapshot shared memory layout"), 4096 bytes that must
 /// be 4096-byte aligned in physical memory.
@@ -940,9 +688,6 @@ const _: () = assert!(offset_of!(SnapshotPage, reserved) == 0x0208);
 const _: () = assert!(size_of::<[u64; 447]>() == 3576);
 
 impl SnapshotPage {
-    /// The size of the page, which is also its required physical alignment.
-    pub const SIZE: usize = 4096;
-
     /// A zeroed page.
     pub const fn new() -> Self {
         Self {
@@ -978,8 +723,6 @@ const _: () = assert!(offset_of!(EventInfo, output) == 4);
 const _: () = assert!(offset_of!(EventInfo, event_data) == 8);
 
 impl EventInfo {
-    /// The size of one entry, which is also the required alignment of the array.
-    pub const SIZE: usize = 16;
     /// Bit 0 of `output`: the event is supported (`RISCV_PMU_EVENT_INFO_OUTPUT_MASK`).
     pub const OUTPUT_SUPPORTED: u32 = 1;
 
@@ -1003,26 +746,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn function_table_matches_table_20() {
-        // (name, SBI version, FID) rows of Table 20, transcribed from the specification.
-        let table: [(&str, (u32, u32), usize); 9] = [
-            ("sbi_pmu_num_counters", (0, 3), 0),
-            ("sbi_pmu_counter_get_info", (0, 3), 1),
-            ("sbi_pmu_counter_config_matching", (0, 3), 2),
-            ("sbi_pmu_counter_start", (0, 3), 3),
-            ("sbi_pmu_counter_stop", (0, 3), 4),
-            ("sbi_pmu_counter_fw_read", (0, 3), 5),
-            ("sbi_pmu_counter_fw_read_hi", (2, 0), 6),
-            ("sbi_pmu_snapshot_set_shmem", (2, 0), 7),
-            ("sbi_pmu_event_get_info", (3, 0), 8),
+    fn function_ids_match_table_20() {
+        // (function, FID) rows of Table 20, transcribed from the specification.
+        let table = [
+            (Fid::NumCounters, 0),
+            (Fid::CounterGetInfo, 1),
+            (Fid::CounterConfigMatching, 2),
+            (Fid::CounterStart, 3),
+            (Fid::CounterStop, 4),
+            (Fid::CounterFwRead, 5),
+            (Fid::CounterFwReadHi, 6),
+            (Fid::SnapshotSetShmem, 7),
+            (Fid::EventGetInfo, 8),
         ];
-        for (fid, (name, (major, minor), id)) in Fid::ALL.iter().zip(table) {
-            assert_eq!(fid.id(), id, "{name}");
-            assert_eq!(fid.name(), name);
-            assert_eq!(fid.min_version(), SbiVersion::new(major, minor), "{name}");
-            assert_eq!(Fid::from_id(id), Some(*fid));
+        for (fid, id) in table {
+            assert_eq!(fid.id(), id, "{fid:?}");
         }
-        assert_eq!(Fid::from_id(9), None);
         assert_eq!(EXT_PMU, 0x504D55);
         assert_eq!(&EXT_PMU.to_be_bytes()[5..], b"PMU");
     }
@@ -1039,16 +778,8 @@ mod tests {
             SbiVersion::from_raw(0x7fff_ffff),
             SbiVersion::new(0x7f, 0xff_ffff)
         );
-        for raw in [
-            0usize,
-            3,
-            0x0100_0000,
-            0x0200_0000,
-            0x0300_0005,
-            0x7f00_0001,
-        ] {
-            assert_eq!(SbiVersion::from_raw(raw).raw(), raw);
-        }
+        assert_eq!(SbiVersion::from_raw(0x0300_0005), SbiVersion::new(3, 5));
+        assert_eq!(SbiVersion::from_raw(0), SbiVersion::new(0, 0));
         assert!(SbiVersion::V0_3 < SbiVersion::V2_0);
         assert!(SbiVersion::V2_0 < SbiVersion::V3_0);
         assert!(SbiVersion::new(2, 1) > SbiVersion::V2_0);
@@ -1124,12 +855,10 @@ mod tests {
                 kind: CounterKind::Hardware
             }
         );
-        assert_eq!(cycle.bits(), 64);
         assert_eq!(cycle.width_mask(), u64::MAX);
         assert_eq!(cycle.hw_index(), Some(0));
 
         let hpm = CounterInfo::decode(0xC03 | (47 << 12));
-        assert_eq!(hpm.bits(), 48);
         assert_eq!(hpm.width_mask(), (1 << 48) - 1);
         assert_eq!(hpm.hw_index(), Some(3));
 
@@ -1183,12 +912,6 @@ mod tests {
         }
         assert_eq!(CfgFlags::all().bits(), 0xff);
         assert_eq!(CfgFlags::INHIBIT_HINTS.bits(), 0xf8);
-        for raw in 0..=0xffusize {
-            assert_eq!(CfgFlags::from_raw(raw).map(|f| f.bits()), Ok(raw));
-        }
-        for bit in 8..usize::BITS {
-            assert_eq!(CfgFlags::from_raw(1 << bit), Err(SbiError::InvalidParam));
-        }
     }
 
     #[test]
@@ -1197,17 +920,8 @@ mod tests {
         assert_eq!(StartFlags::INIT_SNAPSHOT.bits(), 2);
         assert_eq!(StopFlags::RESET.bits(), 1);
         assert_eq!(StopFlags::TAKE_SNAPSHOT.bits(), 2);
-        for raw in 0..4usize {
-            assert_eq!(StartFlags::from_raw(raw).map(|f| f.bits()), Ok(raw));
-            assert_eq!(StopFlags::from_raw(raw).map(|f| f.bits()), Ok(raw));
-        }
-        for bit in 2..usize::BITS {
-            assert_eq!(StartFlags::from_raw(1 << bit), Err(SbiError::InvalidParam));
-            assert_eq!(
-                StopFlags::from_raw(1 << bit | 1),
-                Err(SbiError::InvalidParam)
-            );
-        }
+        assert_eq!(StartFlags::all().bits(), 0x3);
+        assert_eq!(StopFlags::all().bits(), 0x3);
     }
 
     #[test]
@@ -1226,8 +940,6 @@ mod tests {
                 assert_eq!(ty.raw(), raw);
             }
         }
-        assert_eq!(EventType::Raw.raw_data_mask(), 0xffff_ffff_ffff);
-        assert_eq!(EventType::RawV2.raw_data_mask(), 0xff_ffff_ffff_ffff);
     }
 
     #[test]
@@ -1269,13 +981,13 @@ mod tests {
             ("SBI_PMU_HW_REF_CPU_CYCLES", 10),
         ];
         for (event, (name, code)) in HwGeneralEvent::ALL.iter().zip(table) {
-            assert_eq!(event.name(), name);
-            assert_eq!(event.code(), code);
+            assert_eq!(event.code(), code, "{name}");
             assert_eq!(HwGeneralEvent::from_code(code), Some(*event));
             assert_eq!(EventIdx::hw(*event).raw(), u32::from(code));
             assert_eq!(EventIdx::hw(*event).hw_event(), Some(*event));
         }
-        assert_eq!(HwGeneralEvent::from_code(SBI_PMU_HW_NO_EVENT), None);
+        // SBI_PMU_HW_NO_EVENT (code 0) is not an event.
+        assert_eq!(HwGeneralEvent::from_code(0), None);
         for code in 11..=u16::MAX {
             assert_eq!(HwGeneralEvent::from_code(code), None);
         }
@@ -1326,70 +1038,20 @@ mod tests {
     }
 
     #[test]
-    fn firmware_events_match_table_6() {
-        let names = [
-            "MISALIGNED_LOAD",
-            "MISALIGNED_STORE",
-            "ACCESS_LOAD",
-            "ACCESS_STORE",
-            "ILLEGAL_INSN",
-            "SET_TIMER",
-            "IPI_SENT",
-            "IPI_RECEIVED",
-            "FENCE_I_SENT",
-            "FENCE_I_RECEIVED",
-            "SFENCE_VMA_SENT",
-            "SFENCE_VMA_RECEIVED",
-            "SFENCE_VMA_ASID_SENT",
-            "SFENCE_VMA_ASID_RECEIVED",
-            "HFENCE_GVMA_SENT",
-            "HFENCE_GVMA_RECEIVED",
-            "HFENCE_GVMA_VMID_SENT",
-            "HFENCE_GVMA_VMID_RECEIVED",
-            "HFENCE_VVMA_SENT",
-            "HFENCE_VVMA_RECEIVED",
-            "HFENCE_VVMA_ASID_SENT",
-            "HFENCE_VVMA_ASID_RECEIVED",
-        ];
-        assert_eq!(names.len(), FwEvent::ALL.len());
-        for (code, event) in FwEvent::ALL.iter().enumerate() {
-            assert_eq!(usize::from(event.code()), code, "{}", names[code]);
-            assert_eq!(
-                FwEventClass::of(event.code()),
-                FwEventClass::Standard(*event)
-            );
-            assert_eq!(EventIdx::fw(event.code()).raw(), 0xf0000 | code as u32);
-        }
+    fn firmware_events_are_type_15() {
+        // Table 6: the code is the whole event_idx.code, up to SBI_PMU_FW_PLATFORM (65535).
         for code in 0..=u16::MAX {
-            let class = FwEventClass::of(code);
-            let expected = match code {
-                0..=21 => "standard",
-                22..=255 => "reserved",
-                256..=65534 => "implementation",
-                65535 => "platform",
-            };
-            let got = match class {
-                FwEventClass::Standard(_) => "standard",
-                FwEventClass::Reserved => "reserved",
-                FwEventClass::ImplementationSpecific => "implementation",
-                FwEventClass::Platform => "platform",
-            };
-            assert_eq!(got, expected, "code {code}");
+            assert_eq!(EventIdx::fw(code).raw(), 0xf0000 | u32::from(code));
         }
-        assert_eq!(
-            EventIdx::FW_PLATFORM.fw_class(),
-            Some(FwEventClass::Platform)
-        );
-        assert_eq!(EventIdx::RAW.fw_class(), None);
+        assert_eq!(EventIdx::FW_PLATFORM, EventIdx::fw(0xffff));
     }
 
     #[test]
     fn shared_memory_layouts_match_tables_16_and_18() {
         // The compile-time assertions above carry the offsets; this checks the sizes the spec lists.
-        assert_eq!(SnapshotPage::SIZE, 4096);
         assert_eq!(size_of::<SnapshotPage>(), 8 + 512 + 3576);
         assert_eq!(SnapshotPage::new(), SnapshotPage::default());
-        assert_eq!(EventInfo::SIZE, size_of::<EventInfo>());
+        assert_eq!(size_of::<EventInfo>(), 16);
         let entry = EventInfo::new(EventIdx::RAW_V2, 0x1234);
         assert_eq!(entry.event_idx, 0x30000);
         assert!(!entry.is_supported());

@@ -285,7 +285,7 @@ impl PmuInfo {
         let num = fw.num_counters()?;
         let mut infos = [None; RISCV_MAX_COUNTERS];
         for (i, slot) in infos.iter_mut().enumerate().take(num) {
-            *slot = fw.counter_get_info(i).ok().map(CounterInfo::encode);
+            *slot = fw.counter_get_info(i).ok();
         }
         let mut info = Self::from_counter_infos(version, &infos);
         info.num_counters = num.min(RISCV_MAX_COUNTERS);

@@ -257,19 +257,6 @@ impl UserAccess {
     }
 }
 
-/// In legacy user-access mode, the fixed counter mask the C driver forces for hardware cycles (counter
-/// 0) and instructions (counter 2), used with SBI_PMU_CFG_FLAG_SKIP_MATCH. `None` otherwise.
-pub const fn legacy_fixed_cmask(attr: &EventAttr, access: UserAccess) -> Option<u64> {
-    if !matches!(access, UserAccess::Legacy) || attr.ty != PERF_TYPE_HARDWARE {
-        return None;
-    }
-    match attr.config {
-        0 => Some(1 << 0),
-        1 => Some(1 << 2),
-        _ => None,
-    }
-}
-
 /// Which standard events (the 10 hardware general events and the 42 cache events) the platform can
 /// count, as the availability check at probe found (`pmu_sbi_check_std_events()`, or
 /// `sbi_pmu_event_get_info` with SBI v3.0). Events marked unavailable are rejected with ENOENT, so
@@ -581,23 +568,12 @@ mod tests {
     }
 
     #[test]
-    fn legacy_mode_forces_fixed_counters_for_cycles_and_instructions() {
-        let cycles = attr(PERF_TYPE_HARDWARE, 0);
-        let instructions = attr(PERF_TYPE_HARDWARE, 1);
-        let branches = attr(PERF_TYPE_HARDWARE, 4);
-        assert_eq!(legacy_fixed_cmask(&cycles, UserAccess::Legacy), Some(1));
-        assert_eq!(
-            legacy_fixed_cmask(&instructions, UserAccess::Legacy),
-            Some(4)
-        );
-        assert_eq!(legacy_fixed_cmask(&branches, UserAccess::Legacy), None);
-        assert_eq!(legacy_fixed_cmask(&cycles, UserAccess::UserAccess), None);
-        assert_eq!(
-            legacy_fixed_cmask(&attr(PERF_TYPE_RAW, 0), UserAccess::Legacy),
-            None
-        );
+    fn user_access_modes_follow_the_sysctl() {
+        assert_eq!(UserAccess::from_sysctl(0), Some(UserAccess::NoUserAccess));
+        assert_eq!(UserAccess::from_sysctl(1), Some(UserAccess::UserAccess));
         assert_eq!(UserAccess::from_sysctl(2), Some(UserAccess::Legacy));
         assert_eq!(UserAccess::from_sysctl(3), None);
+        assert_eq!(UserAccess::from_sysctl(-1), None);
     }
 
     #[test]

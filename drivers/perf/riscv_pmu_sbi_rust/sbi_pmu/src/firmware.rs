@@ -20,8 +20,7 @@
 //! asks for a fresh view after the call returned.
 
 use crate::abi::{
-    sbi_result, CfgFlags, CounterInfo, EventIdx, EventInfo, Fid, SbiError, SnapshotPage,
-    StartFlags, StopFlags,
+    sbi_result, CfgFlags, EventIdx, EventInfo, Fid, SbiError, SnapshotPage, StartFlags, StopFlags,
 };
 
 /// The nine SBI PMU functions, the counter CSR reads and the shared memory views the driver uses.
@@ -32,8 +31,9 @@ pub trait Firmware {
     /// `sbi_pmu_num_counters()` (FID #0): the number of hardware and firmware counters.
     fn num_counters(&mut self) -> Result<usize, SbiError>;
 
-    /// `sbi_pmu_counter_get_info(counter_idx)` (FID #1): the decoded `counter_info` of a counter.
-    fn counter_get_info(&mut self, counter_idx: usize) -> Result<CounterInfo, SbiError>;
+    /// `sbi_pmu_counter_get_info(counter_idx)` (FID #1): the `counter_info` word of a counter, which
+    /// [`crate::abi::CounterInfo::decode`] decodes.
+    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError>;
 
     /// `sbi_pmu_counter_config_matching(counter_idx_base, counter_idx_mask, config_flags, event_idx,
     /// event_data)` (FID #2): finds and configures a counter, returns its index.
@@ -154,10 +154,9 @@ impl<T: SbiEcall> Firmware for T {
         self.sbi_ecall(Fid::NumCounters, [0; 6]).result()
     }
 
-    fn counter_get_info(&mut self, counter_idx: usize) -> Result<CounterInfo, SbiError> {
+    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
         self.sbi_ecall(Fid::CounterGetInfo, [counter_idx, 0, 0, 0, 0, 0])
             .result()
-            .map(CounterInfo::decode)
     }
 
     fn counter_config_matching(

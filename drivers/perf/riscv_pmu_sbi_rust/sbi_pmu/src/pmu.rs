@@ -41,17 +41,6 @@ use crate::errno::ENOENT;
 use crate::firmware::Firmware;
 use crate::plan::{FlushState, Plan, PlannedCall};
 
-/// How the core turns perf's operations into SBI calls.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Strategy {
-    /// Batched flushes on `pmu_enable`, parked counter mappings, counting from held values.
-    #[default]
-    Batched,
-    /// The C driver's calls, each operation issuing its own at once: the reference the host tests
-    /// measure the batched strategy against.
-    PerEvent,
-}
-
 /// Why `add` found no counter for an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AddError {
@@ -124,7 +113,6 @@ struct SlotConfig {
 #[derive(Clone, Debug)]
 pub struct CpuHwEvents {
     info: PmuInfo,
-    strategy: Strategy,
     disable_depth: u32,
     snapshot: bool,
     n_events: u32,
@@ -167,10 +155,9 @@ const fn bit(idx: usize) -> u64 {
 
 impl CpuHwEvents {
     /// A CPU with no event, using the counters `info` describes.
-    pub fn new(info: &PmuInfo, strategy: Strategy) -> Self {
+    pub fn new(info: &PmuInfo) -> Self {
         Self {
             info: *info,
-            strategy,
             disable_depth: 0,
             snapshot: false,
             n_events: 0,
@@ -250,7 +237,7 @@ impl CpuHwEvents {
         use_snapshot: bool,
     ) -> Result<(), SbiError> {
         let stats = self.stats;
-        *self = Self::new(&self.info, self.strategy);
+        *self = Self::new(&self.info);
         self.stats = stats;
         if self.info.cmask != 0 {
             // Counters that are not configured or already stopped make this fail; it is still done.
@@ -354,14 +341,9 @@ impl CpuHwEvents {
             self.used_hw_ctrs &= !b;
             self.used_fw_ctrs &= !b;
             self.n_events = self.n_events.saturating_sub(1);
-            match self.strategy {
-                Strategy::Batched => {
-                    self.parked |= b;
-                    if let Some(owner) = self.parked_owner.get_mut(idx) {
-                        *owner = hw.owner();
-                    }
-                }
-                Strategy::PerEvent => self.reset |= b,
+            self.parked |= b;
+            if let Some(owner) = self.parked_owner.get_mut(idx) {
+                *owner = hw.owner();
             }
             self.maybe_flush(fw);
         }
@@ -386,7 +368,7 @@ impl CpuHwEvents {
         };
         let mask = self.info.width_mask(idx);
         hw.set_state(HesState::empty());
-        let reload_value = if self.strategy == Strategy::Batched && !hw.is_sampling() {
+        let reload_value = if !hw.is_sampling() {
             if !info.is_firmware() {
                 // Counting continues from the counter value, which costs no SBI call to read, unless
                 // the value leaves too little margin before the wrap.
@@ -741,7 +723,7 @@ impl CpuHwEvents {
     }
 
     fn maybe_flush<F: Firmware>(&mut self, fw: &mut F) {
-        if self.disable_depth == 0 || self.strategy == Strategy::PerEvent {
+        if self.disable_depth == 0 {
             self.flush(fw);
         }
     }
