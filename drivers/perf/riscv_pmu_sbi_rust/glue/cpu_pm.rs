@@ -102,7 +102,9 @@ impl<T: CpuPmNotify> Registration<T> {
 impl<T: CpuPmNotify> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: By the type invariant the notifier is registered. Unregistering waits for running
-        // notifications (the chain is RCU-protected), so the fields outlive every use.
+        // notifications: those of `cpu_pm_enter()` run under the chain's lock, which it takes, and
+        // those of `cpu_pm_exit()` under `rcu_read_lock()`, for which it calls `synchronize_rcu()`.
+        // So the fields outlive every use.
         unsafe { bindings::rpmu_cpu_pm_unregister_notifier(self.nb.get()) };
     }
 }
