@@ -14,6 +14,7 @@ pub(crate) mod cpu_pm;
 pub(crate) mod cpuhp;
 pub(crate) mod debugfs;
 pub(crate) mod deferred;
+pub(crate) mod fwmem;
 pub(crate) mod irq;
 pub(crate) mod percpu;
 pub(crate) mod perf;

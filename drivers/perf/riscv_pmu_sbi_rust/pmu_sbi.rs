@@ -28,6 +28,7 @@ use crate::glue::{
     cpuhp::CpuStarting,
     debugfs::{SeqFile, Show},
     deferred::{Deferred, Job},
+    fwmem::FirmwareMem,
     irq::{IrqContext, PercpuHandler, PercpuIrq},
     percpu::{self, LocalCpu},
     perf::{self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, Mm, PerfEvent},
@@ -202,8 +203,15 @@ impl RiscvPmu {
         self.std_events
             .as_ref()
             .and_then(|check| check.wait())
-            .copied()
-            .unwrap_or(StdEvents::ALL)
+            .map_or(StdEvents::ALL, |check| check.events)
+    }
+
+    /// The SBI calls the standard-event check made, by function ID (waiting for it if it runs).
+    fn std_events_calls(&self) -> [u64; SBI_PMU_FUNCTIONS] {
+        self.std_events
+            .as_ref()
+            .and_then(|check| check.wait())
+            .map_or([0; SBI_PMU_FUNCTIONS], |check| check.calls)
     }
 
     /// Whether the harts have Sscofpmf, whose counter overflow interrupt sampling needs.
@@ -259,20 +267,79 @@ pub(crate) struct StdEventsCheck {
     info: PmuInfo,
 }
 
-impl Job for StdEventsCheck {
-    type Output = StdEvents;
+/// What the standard-event check found, and the SBI calls it took.
+pub(crate) struct StdEventsFound {
+    events: StdEvents,
+    calls: [u64; SBI_PMU_FUNCTIONS],
+}
 
-    fn run(&self) -> StdEvents {
+impl Job for StdEventsCheck {
+    type Output = StdEventsFound;
+
+    fn run(&self) -> StdEventsFound {
+        // With SBI v3.0 one `event_get_info` call answers for every event, through an array lent to
+        // firmware; without it (or if that fails) each event is probed.
+        let mut fw = CheckFirmware {
+            mem: FirmwareMem::new().ok(),
+            words: [0; EVENT_INFO_WORDS],
+            calls: [0; SBI_PMU_FUNCTIONS],
+        };
         // The check configures and releases counters of the hart it runs on, so it stays on one
         // hart. No event exists meanwhile: event_init waits for the check.
-        percpu::with_preemption_disabled(|| self.info.check_std_events(&mut SbiFirmware))
+        let events = percpu::with_preemption_disabled(|| self.info.check_std_events(&mut fw));
+        StdEventsFound {
+            events,
+            calls: fw.calls,
+        }
+    }
+}
+
+/// The number of SBI PMU functions (IDs 0 to 8), the columns of the call statistics.
+const SBI_PMU_FUNCTIONS: usize = 9;
+
+/// The words of the event-info array: two per standard event (SBI v3.0, Table 18).
+const EVENT_INFO_WORDS: usize = 2 * StdEvents::COUNT;
+
+/// The SBI calls of the standard-event check: those of [`SbiFirmware`], counted, with an event-info
+/// array lent to firmware for `event_get_info`.
+struct CheckFirmware {
+    /// The array firmware reads and writes, if it could be allocated.
+    mem: Option<FirmwareMem<EVENT_INFO_WORDS>>,
+    /// The driver's copy of the array: copied to firmware's before the call and back after it.
+    words: [u64; EVENT_INFO_WORDS],
+    calls: [u64; SBI_PMU_FUNCTIONS],
+}
+
+impl SbiEcall for CheckFirmware {
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> sbi_pmu::firmware::SbiRet {
+        if let Some(n) = self.calls.get_mut(fid.id()) {
+            *n += 1;
+        }
+        let lent = self.mem.as_mut().filter(|_| fid == Fid::EventGetInfo);
+        let Some(mem) = lent else {
+            return SbiFirmware.sbi_ecall(fid, args);
+        };
+        mem.write_from(&self.words);
+        let ret = SbiFirmware.sbi_ecall(fid, args);
+        mem.read_into(&mut self.words);
+        ret
+    }
+
+    fn read_csr(&mut self, csr: u16) -> u64 {
+        arch::read_counter_csr(csr)
+    }
+
+    fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {
+        let phys = self.mem.as_ref()?.phys_addr();
+        Some((phys, &mut self.words))
     }
 }
 
 /// The SBI PMU extension of the calling hart: the counter backend of [`CpuState`].
 ///
 /// Each call is one `ecall` (a7 = PMU extension, a6 = function ID); counter reads are `csrr`
-/// instructions. It has no shared memory yet, so the core never passes firmware an address.
+/// instructions. It lends firmware no memory (no snapshot page yet), so the core never passes
+/// firmware an address through it.
 pub(crate) struct SbiFirmware;
 
 impl SbiEcall for SbiFirmware {
@@ -718,15 +785,17 @@ impl CpuStarting for PmuSbiStartingCpu {
 
 /// The debugfs file of SBI call statistics: one line per online CPU with the number of calls of
 /// each SBI PMU function made so far, the flushes of batched work, the counters taken back from a
-/// parked mapping, and the calls that failed.
+/// parked mapping, and the calls that failed; then a line `check` with the calls of the
+/// standard-event check at load.
 pub(crate) struct SbiCallStats {
+    pmu: Arc<RiscvPmu>,
     cpus: Arc<CpuStates<CpuState>>,
 }
 
 impl SbiCallStats {
-    /// Statistics of the CPUs' state `cpus`.
-    pub(crate) fn new(cpus: Arc<CpuStates<CpuState>>) -> Self {
-        Self { cpus }
+    /// Statistics of `pmu`, whose CPUs' state is `cpus`.
+    pub(crate) fn new(pmu: Arc<RiscvPmu>, cpus: Arc<CpuStates<CpuState>>) -> Self {
+        Self { pmu, cpus }
     }
 }
 
@@ -765,6 +834,21 @@ impl Show for SbiCallStats {
                 Err(err) => result = Err(err),
             }
         });
-        result
+        result?;
+        let c = self.pmu.std_events_calls();
+        let line = CString::try_from_fmt(fmt!(
+            "check {} {} {} {} {} {} {} {} {} 0 0 0\n",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            c[5],
+            c[6],
+            c[7],
+            c[8]
+        ))?;
+        out.puts(&line);
+        Ok(())
     }
 }

@@ -83,10 +83,17 @@ impl kernel::Module for RiscvPmuSbiModule {
         // Every CPU's counters are reset now, so the check may configure and release counters.
         pmu.start_std_events_check()?;
 
+        // perf publishes the width of a counter user space reads directly.
+        let info = *pmu.info();
+        arch::set_counter_widths(|idx| info.ctr_width(idx));
+        let capabilities = pmu.capabilities();
+        let attr_groups = pmu.attr_groups();
+        let pmu = Arc::new(pmu, GFP_KERNEL)?;
+
         let stats = debugfs::Registration::new(
             c_str!("riscv_pmu_sbi_rust"),
             c_str!("sbi_calls"),
-            SbiCallStats::new(cpus.clone()),
+            SbiCallStats::new(pmu.clone(), cpus.clone()),
         )?;
 
         let user_access =
@@ -100,19 +107,8 @@ impl kernel::Module for RiscvPmuSbiModule {
             GFP_KERNEL,
         )?;
 
-        // perf publishes the width of a counter user space reads directly.
-        let info = *pmu.info();
-        arch::set_counter_widths(|idx| info.ctr_width(idx));
-        let capabilities = pmu.capabilities();
-        let attr_groups = pmu.attr_groups();
         let pmu = KBox::pin_init(
-            perf::Registration::new(
-                module,
-                Arc::new(pmu, GFP_KERNEL)?,
-                cpus,
-                capabilities,
-                attr_groups,
-            ),
+            perf::Registration::new(module, pmu, cpus, capabilities, attr_groups),
             GFP_KERNEL,
         )
         .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))?;

@@ -34,7 +34,7 @@
 //! started (so a stopped counter of another event can be taken over, as the specification's
 //! "not started" says), and SET_INIT_VALUE applies to one counter only.
 
-use sbi_pmu::abi::{EventInfo, Fid, SnapshotPage};
+use sbi_pmu::abi::{Fid, SnapshotPage};
 use sbi_pmu::firmware::{SbiEcall, SbiRet};
 
 use spec::{fw_class, Error, Event, Function, FwClass, Version};
@@ -246,7 +246,8 @@ pub struct Model {
     counters: Vec<Counter>,
     shmem: Option<u64>,
     page: Box<SnapshotPage>,
-    event_info_mem: Vec<EventInfo>,
+    /// The event-info array, as the 64-bit words of shared memory (two per entry, Table 18).
+    event_info_mem: Vec<u64>,
     irq_pending: bool,
     calls: [u64; 9],
     anomalies: Vec<Anomaly>,
@@ -307,7 +308,7 @@ impl Model {
             counters,
             shmem: None,
             page: Box::new(SnapshotPage::new()),
-            event_info_mem: vec![EventInfo::default(); EVENT_INFO_ENTRIES],
+            event_info_mem: vec![0; 2 * EVENT_INFO_ENTRIES],
             irq_pending: false,
             calls: [0; 9],
             anomalies: Vec::new(),
@@ -783,24 +784,27 @@ impl Model {
             return Err(Error::InvalidAddress);
         }
         let entries = first..first + num;
-        if self.event_info_mem[entries.clone()]
-            .iter()
-            .any(|e| e.event_idx & spec::EVENT_INFO_EVENT_IDX_RESERVED != 0)
-        {
+        // Table 18: bytes 0-3 the event_idx, 4-7 the output word, 8-15 the event_data; RISC-V
+        // memory is little-endian, so the first 64-bit word holds event_idx in its low half.
+        let event_idx = |mem: &[u64], i: usize| mem[2 * i] & 0xffff_ffff;
+        if entries.clone().any(|i| {
+            event_idx(&self.event_info_mem, i) as u32 & spec::EVENT_INFO_EVENT_IDX_RESERVED != 0
+        }) {
             return Err(Error::InvalidParam);
         }
         for i in entries {
-            let e = self.event_info_mem[i];
-            let idx = e.event_idx as usize;
+            let idx = event_idx(&self.event_info_mem, i) as usize;
+            let data = self.event_info_mem[2 * i + 1];
             let supported = spec::decode_event_idx(idx)
-                .and_then(|event| self.eligible(idx, event, e.event_data))
+                .and_then(|event| self.eligible(idx, event, data))
                 .is_some();
             // The whole output word is written: bit 0, and zeros in the reserved bits.
-            self.event_info_mem[i].output = if supported {
-                spec::EVENT_INFO_OUTPUT_SUPPORTED
+            let output = if supported {
+                u64::from(spec::EVENT_INFO_OUTPUT_SUPPORTED)
             } else {
                 0
             };
+            self.event_info_mem[2 * i] = idx as u64 | output << 32;
         }
         Ok(())
     }
@@ -844,7 +848,7 @@ impl SbiEcall for Model {
         Some((SNAPSHOT_PHYS, &mut self.page))
     }
 
-    fn event_info_mem(&mut self) -> Option<(u64, &mut [EventInfo])> {
+    fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {
         Some((EVENT_INFO_PHYS, &mut self.event_info_mem))
     }
 }
@@ -878,19 +882,31 @@ mod tests {
     }
 
     #[test]
-    fn event_info_entry_has_the_layout_of_table_18() {
-        assert_eq!(size_of::<EventInfo>(), spec::EVENT_INFO_ENTRY_SIZE);
+    fn event_info_words_have_the_layout_of_table_18() {
+        // The crate hands firmware an entry as two 64-bit words; in the bytes of a little-endian
+        // hart each field must sit where Table 18 puts it.
+        let entry = sbi_pmu::abi::EventInfo {
+            event_idx: 0x2_1234,
+            output: 1,
+            event_data: 0xdead_beef_0000_0001,
+        };
+        let bytes: Vec<u8> = entry
+            .to_words()
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        assert_eq!(bytes.len(), spec::EVENT_INFO_ENTRY_SIZE);
+        let field = |offset: usize, len: usize| {
+            bytes[offset..offset + len]
+                .iter()
+                .rev()
+                .fold(0u64, |value, byte| value << 8 | u64::from(*byte))
+        };
+        assert_eq!(field(spec::EVENT_INFO_EVENT_IDX_OFFSET, 4), 0x2_1234);
+        assert_eq!(field(spec::EVENT_INFO_OUTPUT_OFFSET, 4), 1);
         assert_eq!(
-            offset_of!(EventInfo, event_idx),
-            spec::EVENT_INFO_EVENT_IDX_OFFSET
-        );
-        assert_eq!(
-            offset_of!(EventInfo, output),
-            spec::EVENT_INFO_OUTPUT_OFFSET
-        );
-        assert_eq!(
-            offset_of!(EventInfo, event_data),
-            spec::EVENT_INFO_EVENT_DATA_OFFSET
+            field(spec::EVENT_INFO_EVENT_DATA_OFFSET, 8),
+            0xdead_beef_0000_0001
         );
     }
 

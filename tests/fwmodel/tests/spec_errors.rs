@@ -7,7 +7,7 @@
 
 use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent, EVENT_INFO_ENTRIES, EVENT_INFO_PHYS, SNAPSHOT_PHYS};
-use sbi_pmu::abi::{CounterInfo, CounterKind, EventInfo, SbiError};
+use sbi_pmu::abi::{CounterInfo, CounterKind, SbiError};
 use sbi_pmu::firmware::{Firmware, SbiEcall};
 
 const CYCLES: usize = spec::hw_general_event(spec::SBI_PMU_HW_CPU_CYCLES);
@@ -404,18 +404,17 @@ fn table_18_and_19_event_get_info() {
     ];
     {
         let (_, mem) = Firmware::event_info_shmem(&mut m).unwrap();
-        for (slot, (idx, data)) in mem.iter_mut().zip(entries) {
-            *slot = EventInfo {
-                event_idx: idx as u32,
-                output: 0xffff_ffff,
-                event_data: data,
-            };
+        // Table 18 on a little-endian hart: event_idx and the output word share the first 64-bit
+        // word; the output word starts as garbage the call must overwrite.
+        for (slot, (idx, data)) in mem.chunks_exact_mut(2).zip(entries) {
+            slot[0] = idx as u64 | 0xffff_ffff << 32;
+            slot[1] = data;
         }
     }
     assert_eq!(m.event_get_info(lo, 0, entries.len(), 0), Ok(()));
-    let outputs: Vec<u32> = Firmware::event_info_shmem(&mut m).unwrap().1[..entries.len()]
-        .iter()
-        .map(|e| e.output)
+    let outputs: Vec<u64> = Firmware::event_info_shmem(&mut m).unwrap().1[..2 * entries.len()]
+        .chunks_exact(2)
+        .map(|e| e[0] >> 32)
         .collect();
     assert_eq!(outputs, [1, 1, 1, 1, 0, 0, 0]);
     // flags not zero, or the address not 16-byte aligned.
@@ -438,8 +437,8 @@ fn table_18_and_19_event_get_info() {
         m.event_get_info(lo, 0, usize::MAX, 0),
         Err(SbiError::InvalidAddress)
     );
-    // A reserved bit in an event_idx word.
-    Firmware::event_info_shmem(&mut m).unwrap().1[1].event_idx |= 1 << 20;
+    // A reserved bit of the second entry's event_idx (bit 20 of its first word).
+    Firmware::event_info_shmem(&mut m).unwrap().1[2] |= 1 << 20;
     assert_eq!(m.event_get_info(lo, 0, 2, 0), Err(SbiError::InvalidParam));
     // Not implemented.
     let mut cfg = Config::opensbi_like(Version::V3_0, 4, 48);

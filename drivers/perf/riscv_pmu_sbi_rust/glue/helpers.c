@@ -19,7 +19,9 @@
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
 #include <linux/platform_device.h>
+#include <linux/slab.h>
 #include <linux/workqueue.h>
+#include <asm/io.h>
 
 #include <asm/cpufeature.h>
 #include <asm/irq_regs.h>
@@ -263,6 +265,21 @@ void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie)
 void rpmu_enable_percpu_irq(unsigned int irq)
 {
 	enable_percpu_irq(irq, IRQ_TYPE_NONE);
+}
+
+void *rpmu_kzalloc(size_t size)
+{
+	return kzalloc(size, GFP_KERNEL);
+}
+
+void rpmu_kfree(void *ptr)
+{
+	kfree(ptr);
+}
+
+u64 rpmu_virt_to_phys(void *ptr)
+{
+	return virt_to_phys(ptr);
 }
 
 void rpmu_warn_once(const char *msg)

@@ -104,6 +104,11 @@ void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie);
 /* enable_percpu_irq() for this CPU, with the type the interrupt controller configured. */
 void rpmu_enable_percpu_irq(unsigned int irq);
 
+/* Memory lent to firmware: kzalloc() is inline and virt_to_phys() a macro. */
+void *rpmu_kzalloc(size_t size);
+void rpmu_kfree(void *ptr);
+u64 rpmu_virt_to_phys(void *ptr);
+
 /* WARN_ONCE() and irqs_disabled() are macros. */
 void rpmu_warn_once(const char *msg);
 bool rpmu_irqs_disabled(void);

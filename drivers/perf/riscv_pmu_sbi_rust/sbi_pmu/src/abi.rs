@@ -739,6 +739,25 @@ impl EventInfo {
     pub const fn is_supported(&self) -> bool {
         self.output & Self::OUTPUT_SUPPORTED != 0
     }
+
+    /// The entry as the two 64-bit words it occupies in shared memory: RISC-V is little-endian, so
+    /// `event_idx` is the low half of the first word and `output` its high half.
+    pub const fn to_words(self) -> [u64; 2] {
+        [
+            self.event_idx as u64 | (self.output as u64) << 32,
+            self.event_data,
+        ]
+    }
+
+    /// The entry the two shared-memory words `words` hold (see [`EventInfo::to_words`]).
+    pub const fn from_words(words: [u64; 2]) -> Self {
+        Self {
+            // CAST: Each half of the first word is one 32-bit field.
+            event_idx: words[0] as u32,
+            output: (words[0] >> 32) as u32,
+            event_data: words[1],
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1057,5 +1076,7 @@ mod tests {
         assert!(!entry.is_supported());
         let done = EventInfo { output: 1, ..entry };
         assert!(done.is_supported());
+        assert_eq!(done.to_words(), [0x1_0003_0000, 0x1234]);
+        assert_eq!(EventInfo::from_words(done.to_words()), done);
     }
 }

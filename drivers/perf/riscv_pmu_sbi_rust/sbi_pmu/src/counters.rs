@@ -476,19 +476,20 @@ impl PmuInfo {
     }
 
     fn check_std_events_info<F: Firmware>(&self, fw: &mut F) -> Option<StdEvents> {
-        let (phys, entries) = fw.event_info_shmem()?;
-        if entries.len() < StdEvents::COUNT {
+        let (phys, words) = fw.event_info_shmem()?;
+        if words.len() < 2 * StdEvents::COUNT {
             return None;
         }
-        for (i, entry) in entries.iter_mut().enumerate().take(StdEvents::COUNT) {
-            *entry = EventInfo::new(StdEvents::nth(i)?, 0);
+        for (i, entry) in words.chunks_exact_mut(2).enumerate().take(StdEvents::COUNT) {
+            entry.copy_from_slice(&EventInfo::new(StdEvents::nth(i)?, 0).to_words());
         }
         // On RV64 a physical address fits shmem_phys_lo; shmem_phys_hi is zero.
         fw.event_get_info(phys as usize, 0, StdEvents::COUNT, 0)
             .ok()?;
-        let (_, entries) = fw.event_info_shmem()?;
+        let (_, words) = fw.event_info_shmem()?;
         let mut found = StdEvents::ALL;
-        for (i, entry) in entries.iter().enumerate().take(StdEvents::COUNT) {
+        for (i, entry) in words.chunks_exact(2).enumerate().take(StdEvents::COUNT) {
+            let entry = EventInfo::from_words([entry[0], entry[1]]);
             found.set(StdEvents::nth(i)?, entry.is_supported());
         }
         Some(found)

@@ -20,7 +20,7 @@
 //! asks for a fresh view after the call returned.
 
 use crate::abi::{
-    sbi_result, CfgFlags, EventIdx, EventInfo, Fid, SbiError, SnapshotPage, StartFlags, StopFlags,
+    sbi_result, CfgFlags, EventIdx, Fid, SbiError, SnapshotPage, StartFlags, StopFlags,
 };
 
 /// The nine SBI PMU functions, the counter CSR reads and the shared memory views the driver uses.
@@ -102,7 +102,7 @@ pub trait Firmware {
     /// The physical address and the supervisor's view of an array of event-info entries that
     /// `event_get_info` may use, if the implementation has one. The default has none, so the driver
     /// checks events with `counter_config_matching` instead.
-    fn event_info_shmem(&mut self) -> Option<(u64, &mut [EventInfo])> {
+    fn event_info_shmem(&mut self) -> Option<(u64, &mut [u64])> {
         None
     }
 }
@@ -140,7 +140,7 @@ pub trait SbiEcall {
     }
 
     /// The event-info array; see [`Firmware::event_info_shmem`].
-    fn event_info_mem(&mut self) -> Option<(u64, &mut [EventInfo])> {
+    fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {
         None
     }
 }
@@ -255,7 +255,7 @@ impl<T: SbiEcall> Firmware for T {
         self.snapshot_mem()
     }
 
-    fn event_info_shmem(&mut self) -> Option<(u64, &mut [EventInfo])> {
+    fn event_info_shmem(&mut self) -> Option<(u64, &mut [u64])> {
         self.event_info_mem()
     }
 }
