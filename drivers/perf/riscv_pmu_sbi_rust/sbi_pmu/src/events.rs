@@ -92,6 +92,9 @@ pub enum MapError {
     CacheConfigOutOfRange,
     /// `PERF_TYPE_RAW` with `config[63:62]` = 0b01, which no event class uses (ENOENT).
     RawClassReserved,
+    /// A raw hardware event with bits set between its field (`config:0-47`, or `config:0-55` with SBI
+    /// v3.0) and the class bits 62-63 (ENOENT, as Linux 6.18's driver returns; 6.12's drops them).
+    RawBitsAboveField,
     /// An attribute type this PMU does not handle; perf then offers the event to other PMUs (ENOENT).
     UnsupportedType,
     /// A standard hardware or cache event that no counter of this platform can count, found by the
@@ -106,9 +109,10 @@ impl MapError {
     pub const fn errno(self) -> i32 {
         match self {
             MapError::HwConfigOutOfRange | MapError::CacheConfigOutOfRange => EINVAL,
-            MapError::RawClassReserved | MapError::UnsupportedType | MapError::Unavailable => {
-                ENOENT
-            }
+            MapError::RawClassReserved
+            | MapError::RawBitsAboveField
+            | MapError::UnsupportedType
+            | MapError::Unavailable => ENOENT,
             MapError::NotSupported => EOPNOTSUPP,
         }
     }
@@ -219,10 +223,13 @@ fn raw_event_map(config: u64, version: SbiVersion) -> Result<(EventIdx, u64), Ma
             } else {
                 (EventIdx::RAW, RISCV_PMU_RAW_EVENT_MASK)
             };
-            // The bits above the raw event field are dropped, not refused, as in the C driver:
-            // perf's `format/event` never sets them, and a raw `rNNN` event that does counts the
-            // event its low bits select.
-            Ok((idx, config & mask))
+            // Bits between the raw event field and the class are refused, as Linux 6.18 does: a raw
+            // `rNNN` event that sets them names no event of this PMU. (6.12's C driver drops them and
+            // counts the event the low bits select.)
+            if config & !mask & RISCV_PMU_PLAT_FW_EVENT_MASK != 0 {
+                return Err(MapError::RawBitsAboveField);
+            }
+            Ok((idx, config))
         }
         // The code is masked to 16 bits first, so the conversion is exact.
         0b10 => Ok((EventIdx::fw((config & FW_EVENT_CODE_MASK) as u16), 0)),
@@ -441,10 +448,13 @@ mod tests {
             assert!(!req.is_firmware);
         }
         for bit in 48..62 {
-            let req = event_map(&attr(PERF_TYPE_RAW, 1 << bit | 5), V2).unwrap();
-            assert_eq!(req.event_idx, EventIdx::RAW, "bit {bit}");
-            assert_eq!(req.event_data, 5, "bit {bit}");
+            assert_eq!(
+                event_map(&attr(PERF_TYPE_RAW, 1 << bit | 5), V2),
+                Err(MapError::RawBitsAboveField),
+                "bit {bit}"
+            );
         }
+        assert_eq!(MapError::RawBitsAboveField.errno(), ENOENT);
         // SBI v0.3 behaves like v2.0.
         let req = event_map(&attr(PERF_TYPE_RAW, 7), SbiVersion::V0_3).unwrap();
         assert_eq!(req.event_idx, EventIdx::RAW);
@@ -458,9 +468,11 @@ mod tests {
             assert_eq!(req.event_data, config);
         }
         for bit in 56..62 {
-            let req = event_map(&attr(PERF_TYPE_RAW, 1 << bit | 9), V3).unwrap();
-            assert_eq!(req.event_idx, EventIdx::RAW_V2, "bit {bit}");
-            assert_eq!(req.event_data, 9, "bit {bit}");
+            assert_eq!(
+                event_map(&attr(PERF_TYPE_RAW, 1 << bit | 9), V3),
+                Err(MapError::RawBitsAboveField),
+                "bit {bit}"
+            );
         }
         let later = SbiVersion::new(3, 1);
         assert_eq!(
