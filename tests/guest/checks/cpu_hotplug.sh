@@ -7,18 +7,29 @@ set -uo pipefail
 CPU=/sys/devices/system/cpu/cpu1/online
 CYCLES=50
 DONE=/tmp/hotplug.done
+READY=/tmp/hotplug.ready
 STAT=/tmp/hotplug.stat
 
 if [ ! -w "$CPU" ]; then
   echo "ok cpu_hotplug_under_perf_stat # SKIP needs a second CPU that can go offline"
   exit 0
 fi
-rm -f "$DONE" "$STAT"
-# perf counts every CPU in 300 ms intervals until the loop below is over and one more second has passed.
+rm -f "$DONE" "$READY" "$STAT"
+# perf counts every CPU in 300 ms intervals until the loop below is over and one more second has passed. perf
+# starts the command only once it has opened its events, so the command says when that is: CPU1 must not go
+# offline while perf still opens them (an open on an offline CPU fails, and perf gives up).
 perf stat -a -I 300 -x, -o "$STAT" -e cycles,instructions -- \
-  /bin/sh -c "while [ ! -e $DONE ]; do sleep 0.1; done; sleep 1" &
+  /bin/sh -c "touch $READY; while [ ! -e $DONE ]; do sleep 0.1; done; sleep 1" &
 perf_pid=$!
-sleep 1
+for _ in $(seq 600); do
+  [ -e "$READY" ] || ! kill -0 "$perf_pid" 2>/dev/null && break
+  sleep 0.1
+done
+if [ ! -e "$READY" ]; then
+  wait "$perf_pid"
+  echo "not ok cpu_hotplug_under_perf_stat perf stat -a did not start its command (exit $?): $(tail -2 "$STAT" 2>/dev/null | tr '\n' ' ')"
+  exit 0
+fi
 # set_online VALUE: writes VALUE to CPU1's online file, retrying twice. Under load the emulator may take longer
 # than the kernel's 5 s to stop a hart ("CPU1 may not have stopped"), and the next online then fails with
 # ENOTSUPP: that is the emulator's timing, not the PMU driver's, so a failed write is tried again.
