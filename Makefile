@@ -3,6 +3,8 @@
 #
 #   make run        boot a RISC-V QEMU machine with the driver loaded and show perf counting and sampling
 #   make test       every test: host tests, module build checks, then the QEMU harness on both drivers
+#   make bench      both drivers side by side on the bench kernel (the test kernel without its debug options):
+#                   a table of costs, CSV and a chart in $(RPMU_CACHE)/bench; never part of make test
 #   make module     build riscv_pmu_sbi_rust.ko against the test kernel
 #   make host-test  the sbi_pmu crate and firmware model tests (cargo)
 #   make kernel     build the test kernel        make rootfs   build the guest root filesystem
@@ -15,9 +17,11 @@ HARNESS_DRIVERS ?= $(if $(wildcard scripts/module-build),c$(comma)rust,c)
 # Two boots at a time: the C and Rust drivers of one matrix entry run side by side, under the same load.
 HARNESS_JOBS ?= 2
 HARNESS_ARGS ?=
+# For example BENCH_ARGS=--quick: fewer iterations, to try the pipeline.
+BENCH_ARGS ?=
 comma := ,
 
-.PHONY: run test module host-test deps kernel rootfs harness clean distclean
+.PHONY: run test bench module host-test deps kernel rootfs harness clean distclean
 
 run:
 	scripts/demo $(if $(DRIVER),--driver $(DRIVER))
@@ -49,6 +53,9 @@ test: deps
 	else echo "[test] 2/3 module build: no module in this tree yet"; fi
 	@echo "[test] 3/3 QEMU harness, drivers: $(HARNESS_DRIVERS)"
 	@$(MAKE) --no-print-directory harness
+
+bench: deps
+	tests/bench/bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf target

@@ -1,0 +1,388 @@
+#!/usr/bin/python3
+"""Benchmark the C and the Rust SBI PMU drivers side by side on the bench kernel.
+
+usage: tests/bench/bench.py [--quick] [--out DIR] [--jobs N] [--timeout SECONDS]
+
+Builds (or reuses) the bench kernel (the test kernel without its debug options), the Rust module against it and
+the guest root filesystem, then boots the bench kernel once per driver in QEMU's deterministic mode (-smp 1
+-icount shift=0,sleep=on, where a guest nanosecond is a guest instruction), both boots at once, and runs the
+benchmark programs of tests/bench/progs through tests/bench/guest/run-bench in each. It prints a table of C,
+Rust, Rust/C, the floor (the same operation on software events, which touches no PMU hardware) and Rust/floor,
+then the Rust driver's SBI calls per operation, and writes to DIR (default $RPMU_CACHE/bench):
+  bench.csv          the table, with the SBI calls per operation
+  bench.prev.csv     the previous run's table; the run reports every figure that differs from it
+  ctxsw.png          the context-switch cost against the number of events, for C, Rust and the floor
+  raw/               the guest output and kernel console log of each boot, and the module build log
+The chart needs Debian's python3-matplotlib for the system Python (scripts/setup-deps installs it).
+"""
+
+import argparse
+import csv
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DRIVERS = ("c", "rust")
+# The nine functions of the SBI PMU extension, as the Rust driver's statistics name them; the file's other
+# columns (flushes, reused, errors) count the driver's own work, not SBI calls.
+SBI_FUNCTIONS = ("num_counters", "counter_get_info", "counter_config_matching", "counter_start", "counter_stop",
+                 "counter_fw_read", "counter_fw_read_hi", "snapshot_set_shmem", "event_get_info")
+# Context-switch figures: (benchmark, number of events, label); the floor of each is the same number of
+# software events.
+CTXSW = (("hw1", 1, "1 hardware event"), ("hw2", 2, "2 hardware events"), ("hw4", 4, "4 hardware events"),
+         ("hw8", 8, "8 hardware events"), ("fw3", 3, "3 firmware events"),
+         ("hw5fw3", 8, "5 hardware + 3 firmware events"))
+# Single operations: (benchmark, its floor, label).
+OPS = (("read-hw", "read-sw", "read() of a hardware counter"),
+       ("read-fw", "read-sw", "read() of a firmware counter"),
+       ("toggle-hw", "toggle-sw", "IOC_DISABLE + IOC_ENABLE, hardware event"),
+       ("open-hw", "open-sw", "perf_event_open + close, hardware event"),
+       ("group-hw", "group-sw", "group read of 4 hardware events"))
+
+
+def say(msg):
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def die(msg):
+    print(f"error: {msg}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def cache_dir():
+    return os.environ.get("RPMU_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "riscv_pmu_sbi_rust")
+
+
+def import_pyplot():
+    """matplotlib's pyplot for files (no display), or a clear error naming the package."""
+    try:
+        import matplotlib
+    except ImportError:
+        die(f"the Python module matplotlib is missing for {sys.executable}: install the Debian package "
+            "'python3-matplotlib' (scripts/setup-deps installs everything)")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def run_step(what, cmd, log=None):
+    """Run one of the project's build scripts: progress on stderr, its stdout into LOG (or discarded)."""
+    out = open(log, "w") if log else subprocess.DEVNULL
+    try:
+        if subprocess.run(cmd, stdout=out).returncode != 0:
+            die(f"{what} failed" + (f" (log: {log})" if log else ""))
+    finally:
+        if log:
+            out.close()
+
+
+def boot(driver, args, raw):
+    """Boot the bench kernel with DRIVER, run the benchmarks, and return the guest's output lines."""
+    guest_log = os.path.join(raw, f"guest-{driver}.log")
+    cmd = [os.path.join(TOP, "scripts/qemu-run"), "--kernel-variant", "bench", "--driver", driver, "--icount",
+           "--timeout", str(args.timeout), "--console-log", os.path.join(raw, f"console-{driver}.log"),
+           "--", "/opt/rpmu/bench/run-bench"] + (["--quick"] if args.quick else [])
+    start = time.monotonic()
+    lines, section = [], None
+    with open(guest_log, "w") as log, open(os.path.join(raw, f"qemu-{driver}.log"), "w") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+        for line in proc.stdout:
+            log.write(line)
+            log.flush()
+            lines.append(line.rstrip("\n"))
+            fields = line.split()
+            if len(fields) > 1 and fields[0] == "RPMU-BENCH":
+                kind = fields[1].split("/")[0]
+                if kind != section:
+                    section = kind
+                    say(f"{driver}: {section} benchmarks ({time.monotonic() - start:.0f} s)")
+        rc = proc.wait()
+    errors = [ln for ln in lines if ln.startswith("RPMU-BENCH-ERROR")]
+    if rc != 0 or errors or "RPMU-BENCH-DONE" not in lines:
+        for ln in errors:
+            print(f"  {ln}", file=sys.stderr)
+        die(f"the {driver} driver's boot failed (qemu-run exit {rc}); logs: {guest_log}, "
+            f"{os.path.join(raw, f'qemu-{driver}.log')}, {os.path.join(raw, f'console-{driver}.log')}")
+    say(f"{driver}: done in {time.monotonic() - start:.0f} s")
+    return lines
+
+
+def parse(lines):
+    """{benchmark: [{key: value} per run]} from the RPMU-BENCH lines of one boot."""
+    runs = {}
+    for ln in lines:
+        fields = ln.split()
+        if len(fields) < 2 or fields[0] != "RPMU-BENCH":
+            continue
+        values = {}
+        for f in fields[2:]:
+            k, _, v = f.partition("=")
+            try:
+                values[k] = float(v)
+            except ValueError:
+                values[k] = v
+        runs.setdefault(fields[1], []).append(values)
+    return runs
+
+
+def median(runs, bench, key):
+    if bench not in runs:
+        die(f"the guest printed no result for {bench}")
+    return statistics.median(r.get(key, 0.0) for r in runs[bench])
+
+
+def sbi_per_op(runs, bench, per):
+    """{SBI column: calls per operation} (median over runs), every column that changed."""
+    keys = sorted({k for r in runs[bench] for k in r if k.startswith("sbi.")})
+    return {k[4:]: statistics.median(r.get(k, 0.0) / per(r) for r in runs[bench]) for k in keys}
+
+
+def sample_costs(runs, p1, p2):
+    """Per run pair: (guest ns, SBI calls) per overflow interrupt, from the difference of the two periods."""
+    costs = []
+    for a, b in zip(runs[f"sample/p{p1}"], runs[f"sample/p{p2}"]):
+        ds = b["samples"] - a["samples"]
+        if ds <= 0:
+            die(f"sampling: {a['samples']:.0f} samples with period {p1}, {b['samples']:.0f} with {p2}")
+        calls = {k[4:]: (b.get(k, 0.0) - a.get(k, 0.0)) / ds for k in set(a) | set(b) if k.startswith("sbi.")}
+        costs.append(((b["ns"] - a["ns"]) / ds, calls))
+    return costs
+
+
+def figures(results):
+    """The table rows: dicts with id, figure, unit, c, rust, floor (Rust boot), floor_c (C boot), sbi."""
+    rows = []
+    per_op = lambda r: r["ops"]  # noqa: E731
+    # A round trip switches the monitored task out and back in once, but now and then the scheduler adds a
+    # switch: the SBI calls of a context switch are counted per switch.
+    per_switch = lambda r: r["switches"]  # noqa: E731
+    for d in DRIVERS:
+        results[d]["base"] = median(results[d]["runs"], "ctxsw/none", "ns_per_op")
+
+    def ctx(d, b):
+        return median(results[d]["runs"], f"ctxsw/{b}", "ns_per_op") - results[d]["base"]
+
+    rust = results["rust"]["runs"]
+    rows.append(dict(id="ctxsw-none", figure="context switch, no events", unit="ns per round trip",
+                     c=results["c"]["base"], rust=results["rust"]["base"], floor=None, floor_c=None,
+                     sbi=sbi_per_op(rust, "ctxsw/none", per_switch)))
+    for b, k, label in CTXSW:
+        rows.append(dict(id=f"ctxsw-{b}", figure=f"context switch, {label}", unit="added ns per round trip",
+                         c=ctx("c", b), rust=ctx("rust", b), floor=ctx("rust", f"sw{k}"), floor_c=ctx("c", f"sw{k}"),
+                         sbi=sbi_per_op(rust, f"ctxsw/{b}", per_switch), k=k))
+    for b, floor, label in OPS:
+        rows.append(dict(id=f"op-{b}", figure=label, unit="ns per call",
+                         c=median(results["c"]["runs"], f"op/{b}", "ns_per_op"),
+                         rust=median(rust, f"op/{b}", "ns_per_op"),
+                         floor=median(rust, f"op/{floor}", "ns_per_op"),
+                         floor_c=median(results["c"]["runs"], f"op/{floor}", "ns_per_op"),
+                         sbi=sbi_per_op(rust, f"op/{b}", per_op)))
+    periods = sorted({int(b.split("/p")[1]) for b in rust if b.startswith("sample/p")}, reverse=True)
+    cost = {d: sample_costs(results[d]["runs"], periods[0], periods[1]) for d in DRIVERS}
+    sbi = {k: statistics.median(c[1].get(k, 0.0) for c in cost["rust"]) for c0 in cost["rust"] for k in c0[1]}
+    rows.append(dict(id="sample-overflow", figure="sampling, one overflow interrupt", unit="ns per interrupt",
+                     c=statistics.median(c[0] for c in cost["c"]),
+                     rust=statistics.median(c[0] for c in cost["rust"]), floor=None, floor_c=None, sbi=sbi))
+    for tool, label in (("stat", "perf stat, 4 events"), ("record", "perf record -F 1000")):
+        ov = {}
+        for d in DRIVERS:
+            none = median(results[d]["runs"], "gemm/none", "ns")
+            ov[d] = 100.0 * (median(results[d]["runs"], f"gemm/{tool}", "ns") - none) / none
+        rows.append(dict(id=f"gemm-{tool}", figure=f"GEMM overhead, {label}", unit="% of run time",
+                         c=ov["c"], rust=ov["rust"], floor=None, floor_c=None,
+                         sbi=sbi_per_op(rust, f"gemm/{tool}", lambda r: 1.0)))
+    return rows
+
+
+def ratio(a, b):
+    return a / b if a is not None and b not in (None, 0) else None
+
+
+def fmt(v, unit):
+    if v is None:
+        return "-"
+    if unit.startswith("%"):
+        return f"{v:.3f}"
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}"
+
+
+def print_tables(rows, info):
+    print(f"\nBench kernel {info.get('kernel', '?')}, QEMU -smp 1 -icount shift=0,sleep=on (guest ns = guest "
+          f"instructions), medians of {info.get('reps', '?')} runs; floor: the same on software events "
+          f"(Rust driver's boot)\n")
+    head = f"{'figure':<46} {'unit':<24} {'C':>9} {'Rust':>9} {'Rust/C':>7} {'floor':>8} {'Rust/floor':>10}"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        rc, rf = ratio(r["rust"], r["c"]), ratio(r["rust"], r["floor"])
+        print(f"{r['figure']:<46} {r['unit']:<24} {fmt(r['c'], r['unit']):>9} {fmt(r['rust'], r['unit']):>9} "
+              f"{'-' if rc is None else f'{rc:.2f}':>7} {fmt(r['floor'], r['unit']):>8} "
+              f"{'-' if rf is None else f'{rf:.2f}':>10}")
+    cols = [c for c in SBI_FUNCTIONS if any(round(r["sbi"].get(c, 0.0), 3) for r in rows)]
+    names = {"counter_config_matching": "config_match", "counter_fw_read": "fw_read", "counter_start": "start",
+             "counter_stop": "stop"}
+    print("\nRust driver: SBI calls per operation (per switch out and back in, call, interrupt; per run for GEMM), "
+          "from its debugfs statistics\n")
+    head = f"{'figure':<46} " + " ".join(f"{names.get(c, c):>12}" for c in cols) + f" {'total':>8}"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        total = sum(r["sbi"].get(c, 0.0) for c in SBI_FUNCTIONS)
+        print(f"{r['figure']:<46} " + " ".join(f"{r['sbi'].get(c, 0.0):>12.2f}" for c in cols) + f" {total:>8.2f}")
+    print()
+
+
+CSV_FIELDS = ("id", "figure", "unit", "c", "rust", "rust_over_c", "floor", "rust_over_floor", "floor_c_boot",
+              "sbi_calls_per_op", "sbi_detail")
+
+
+def csv_rows(rows):
+    out = []
+    for r in rows:
+        def num(v, digits=1):
+            return "" if v is None else f"{v:.{3 if r['unit'].startswith('%') else digits}f}"
+        rc, rf = ratio(r["rust"], r["c"]), ratio(r["rust"], r["floor"])
+        total = sum(r["sbi"].get(c, 0.0) for c in SBI_FUNCTIONS)
+        out.append({"id": r["id"], "figure": r["figure"], "unit": r["unit"], "c": num(r["c"]),
+                    "rust": num(r["rust"]), "rust_over_c": "" if rc is None else f"{rc:.3f}",
+                    "floor": num(r["floor"]), "rust_over_floor": "" if rf is None else f"{rf:.3f}",
+                    "floor_c_boot": num(r["floor_c"]), "sbi_calls_per_op": f"{total:.2f}",
+                    "sbi_detail": ";".join(f"{k}={v:.3f}" for k, v in sorted(r["sbi"].items()))})
+    return out
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def compare(prev_path, rows):
+    """Say how this run's table compares with the previous one's, figure by figure."""
+    if not os.path.exists(prev_path):
+        say("no previous run to compare with")
+        return
+    with open(prev_path, newline="") as f:
+        prev = {r["id"]: r for r in csv.DictReader(f)}
+    diffs = []
+    for r in rows:
+        p = prev.get(r["id"], {})
+        pct = r["unit"].startswith("%")
+        for k in ("c", "rust", "floor", "floor_c_boot", "sbi_calls_per_op"):
+            if p.get(k, "") == r[k]:
+                continue
+            try:
+                old, new = float(p[k]), float(r[k])
+            except (KeyError, ValueError):
+                diffs.append((float("inf"), f"{r['id']} {k}: {p.get(k, '(none)')} -> {r[k]}"))
+                continue
+            # A share of run time moves by percentage points: the change in run time it stands for.
+            if pct and k != "sbi_calls_per_op":
+                delta = abs(new - old)
+                diffs.append((delta, f"{r['id']} {k}: {p[k]} -> {r[k]} ({delta:.3f} points of run time)"))
+            else:
+                rel = abs(new - old) / abs(old) * 100 if old else float("inf")
+                diffs.append((rel, f"{r['id']} {k}: {p[k]} -> {r[k]} ({rel:.2f}%)"))
+    if not diffs:
+        say("every figure is identical to the previous run's")
+        return
+    diffs.sort(reverse=True)
+    say(f"{len(diffs)} figure(s) differ from the previous run's (bench.prev.csv), the largest by "
+        f"{diffs[0][0]:.2f}% of its value:")
+    for _, text in diffs:
+        print(f"  {text}", file=sys.stderr)
+
+
+def chart(plt, rows, path):
+    ks = [r for r in rows if r["id"] in ("ctxsw-hw1", "ctxsw-hw2", "ctxsw-hw4", "ctxsw-hw8")]
+    x = [r["k"] for r in ks]
+    fig, ax = plt.subplots(figsize=(7, 4.4), dpi=100)
+    ax.plot(x, [r["c"] / 1000 for r in ks], "o-", color="tab:blue", label="C driver, k hardware events")
+    ax.plot(x, [r["rust"] / 1000 for r in ks], "s-", color="tab:orange", label="Rust driver, k hardware events")
+    ax.plot(x, [r["floor"] / 1000 for r in ks], "^--", color="tab:gray", label="floor: k software events")
+    for rid, k, text, dx in (("ctxsw-fw3", 3, "3 firmware", -20), ("ctxsw-hw5fw3", 8, "5 hw + 3 fw", -62)):
+        r = next(r for r in rows if r["id"] == rid)
+        first = rid == "ctxsw-fw3"
+        ax.plot([k], [r["c"] / 1000], "o", mfc="none", color="tab:blue",
+                label="C driver, firmware mixes" if first else None)
+        ax.plot([k], [r["rust"] / 1000], "s", mfc="none", color="tab:orange",
+                label="Rust driver, firmware mixes" if first else None)
+        ax.annotate(text, (k, max(r["c"], r["rust"]) / 1000), textcoords="offset points", xytext=(dx, 6),
+                    fontsize=8)
+    ax.set_xticks([1, 2, 3, 4, 8])
+    ax.set_xlabel("events on the monitored task (k)")
+    ax.set_ylabel("added guest µs per round trip")
+    ax.set_title("Pipe ping-pong, events on one side: cost above no events\n"
+                 "(bench kernel, QEMU -icount: 1 guest ns = 1 instruction)", fontsize=9)
+    ax.set_ylim(0, max(max(r["c"], r["rust"]) for r in rows if r["id"].startswith("ctxsw-hw")) / 1000 * 1.12)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, pil_kwargs={"optimize": True})
+    plt.close(fig)
+
+
+def main():
+    p = argparse.ArgumentParser(prog="tests/bench/bench.py", description=__doc__.split("\n\n")[0],
+                                usage="%(prog)s [--quick] [--out DIR] [--jobs N] [--timeout SECONDS]")
+    p.add_argument("--quick", action="store_true",
+                   help="a tenth of the iterations and one run each: to try the pipeline, not for figures")
+    p.add_argument("--out", default=os.path.join(cache_dir(), "bench"), help="results directory")
+    p.add_argument("--jobs", type=int, default=2, help="boots at a time (default: 2, both drivers at once)")
+    p.add_argument("--timeout", type=float, default=1800, help="wall-clock limit per boot (default: 1800 s)")
+    args = p.parse_args()
+
+    plt = import_pyplot()
+    start = time.monotonic()
+    raw = os.path.join(args.out, "raw")
+    os.makedirs(raw, exist_ok=True)
+
+    say("1/4 bench kernel (scripts/build-kernel --variant bench)")
+    run_step("building the bench kernel", [os.path.join(TOP, "scripts/build-kernel"), "--variant", "bench"])
+    say("2/4 the Rust module against the bench kernel (scripts/module-build --variant bench)")
+    run_step("building the module", [os.path.join(TOP, "scripts/module-build"), "--variant", "bench"],
+             os.path.join(raw, "module-build.log"))
+    say("3/4 guest root filesystem (scripts/build-rootfs)")
+    run_step("building the guest root filesystem",
+             [os.path.join(TOP, "scripts/build-rootfs"), "--kernel-variant", "bench"])
+
+    say(f"4/4 booting both drivers, {args.jobs} at a time (about {7 if args.jobs > 1 else 13} minutes)"
+        if not args.quick else "4/4 booting both drivers (quick)")
+    results = {}
+    lock = threading.Lock()
+
+    def one(driver):
+        lines = boot(driver, args, raw)
+        with lock:
+            results[driver] = {"runs": parse(lines),
+                               "info": dict(f.split("=", 1) for ln in lines if ln.startswith("RPMU-BENCH-INFO")
+                                            for f in ln.split()[1:] if "=" in f)}
+
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for fut in [pool.submit(one, d) for d in DRIVERS]:
+            fut.result()
+
+    rows = figures(results)
+    print_tables(rows, results["rust"]["info"])
+    csv_path = os.path.join(args.out, "bench.csv")
+    prev_path = os.path.join(args.out, "bench.prev.csv")
+    if os.path.exists(csv_path):
+        os.replace(csv_path, prev_path)
+    table = csv_rows(rows)
+    write_csv(csv_path, table)
+    compare(prev_path, table)
+    png = os.path.join(args.out, "ctxsw.png")
+    chart(plt, rows, png)
+    say(f"results: {csv_path}, {png}, raw logs in {raw}")
+    say(f"done in {(time.monotonic() - start) / 60:.1f} minutes")
+
+
+if __name__ == "__main__":
+    main()
