@@ -9,6 +9,7 @@ the guest root filesystem, then boots the bench kernel once per driver in QEMU's
 benchmark programs of tests/bench/progs through tests/bench/guest/run-bench in each. It prints a table of C,
 Rust, Rust/C, the floor (the same operation on software events, which touches no PMU hardware) and Rust/floor,
 then the Rust driver's SBI calls per operation, and writes to DIR (default $RPMU_CACHE/bench):
+  bench.txt          the printed tables
   bench.csv          the table, with the SBI calls per operation
   bench.prev.csv     the previous run's table; the run reports every figure that differs from it
   ctxsw.png          the context-switch cost against the number of events, for C, Rust and the floor
@@ -212,30 +213,34 @@ def fmt(v, unit):
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}"
 
 
-def print_tables(rows, info):
-    print(f"\nBench kernel {info.get('kernel', '?')}, QEMU -smp 1 -icount shift=0,sleep=on (guest ns = guest "
-          f"instructions), medians of {info.get('reps', '?')} runs; floor: the same on software events "
-          f"(Rust driver's boot)\n")
+def tables(rows, info):
+    """The two tables as text: the costs, then the Rust driver's SBI calls per operation."""
+    out = []
+    add = out.append
+    reps = info.get("reps", "?")
+    add(f"\nBench kernel {info.get('kernel', '?')}, QEMU -smp 1 -icount shift=0,sleep=on (guest ns = guest "
+        f"instructions), {'one run' if reps == '1' else f'median of {reps} runs'} per figure; floor: the same "
+        f"on software events (Rust driver's boot)\n")
     head = f"{'figure':<46} {'unit':<24} {'C':>9} {'Rust':>9} {'Rust/C':>7} {'floor':>8} {'Rust/floor':>10}"
-    print(head)
-    print("-" * len(head))
+    add(head)
+    add("-" * len(head))
     for r in rows:
         rc, rf = ratio(r["rust"], r["c"]), ratio(r["rust"], r["floor"])
-        print(f"{r['figure']:<46} {r['unit']:<24} {fmt(r['c'], r['unit']):>9} {fmt(r['rust'], r['unit']):>9} "
+        add(f"{r['figure']:<46} {r['unit']:<24} {fmt(r['c'], r['unit']):>9} {fmt(r['rust'], r['unit']):>9} "
               f"{'-' if rc is None else f'{rc:.2f}':>7} {fmt(r['floor'], r['unit']):>8} "
               f"{'-' if rf is None else f'{rf:.2f}':>10}")
     cols = [c for c in SBI_FUNCTIONS if any(round(r["sbi"].get(c, 0.0), 3) for r in rows)]
     names = {"counter_config_matching": "config_match", "counter_fw_read": "fw_read", "counter_start": "start",
              "counter_stop": "stop"}
-    print("\nRust driver: SBI calls per operation (per switch out and back in, call, interrupt; per run for GEMM), "
+    add("\nRust driver: SBI calls per operation (per switch out and back in, call, interrupt; per run for GEMM), "
           "from its debugfs statistics\n")
     head = f"{'figure':<46} " + " ".join(f"{names.get(c, c):>12}" for c in cols) + f" {'total':>8}"
-    print(head)
-    print("-" * len(head))
+    add(head)
+    add("-" * len(head))
     for r in rows:
         total = sum(r["sbi"].get(c, 0.0) for c in SBI_FUNCTIONS)
-        print(f"{r['figure']:<46} " + " ".join(f"{r['sbi'].get(c, 0.0):>12.2f}" for c in cols) + f" {total:>8.2f}")
-    print()
+        add(f"{r['figure']:<46} " + " ".join(f"{r['sbi'].get(c, 0.0):>12.2f}" for c in cols) + f" {total:>8.2f}")
+    return "\n".join(out) + "\n"
 
 
 CSV_FIELDS = ("id", "figure", "unit", "c", "rust", "rust_over_c", "floor", "rust_over_floor", "floor_c_boot",
@@ -353,8 +358,11 @@ def main():
     run_step("building the guest root filesystem",
              [os.path.join(TOP, "scripts/build-rootfs"), "--kernel-variant", "bench"])
 
-    say(f"4/4 booting both drivers, {args.jobs} at a time (about {7 if args.jobs > 1 else 13} minutes)"
-        if not args.quick else "4/4 booting both drivers (quick)")
+    if args.quick:
+        say("4/4 booting both drivers (quick)")
+    else:
+        say(f"4/4 booting both drivers, {args.jobs} at a time (about {3 if args.jobs > 1 else 6} minutes on an idle "
+            "2-core host)")
     results = {}
     lock = threading.Lock()
 
@@ -370,7 +378,10 @@ def main():
             fut.result()
 
     rows = figures(results)
-    print_tables(rows, results["rust"]["info"])
+    text = tables(rows, results["rust"]["info"])
+    print(text)
+    with open(os.path.join(args.out, "bench.txt"), "w") as f:
+        f.write(text)
     csv_path = os.path.join(args.out, "bench.csv")
     prev_path = os.path.join(args.out, "bench.prev.csv")
     if os.path.exists(csv_path):
@@ -380,7 +391,7 @@ def main():
     compare(prev_path, table)
     png = os.path.join(args.out, "ctxsw.png")
     chart(plt, rows, png)
-    say(f"results: {csv_path}, {png}, raw logs in {raw}")
+    say(f"results: {os.path.join(args.out, 'bench.txt')}, {csv_path}, {png}, raw logs in {raw}")
     say(f"done in {(time.monotonic() - start) / 60:.1f} minutes")
 
 
