@@ -159,10 +159,18 @@ def sample_costs(runs, p1, p2):
 def figures(results):
     """The table rows: dicts with id, figure, unit, c, rust, floor (Rust boot), floor_c (C boot), sbi."""
     rows = []
-    per_op = lambda r: r["ops"]  # noqa: E731
+
+    def per_op(run):
+        return run["ops"]
+
     # A round trip switches the monitored task out and back in once, but now and then the scheduler adds a
     # switch: the SBI calls of a context switch are counted per switch.
-    per_switch = lambda r: r["switches"]  # noqa: E731
+    def per_switch(run):
+        return run["switches"]
+
+    def per_run(run):
+        return 1.0
+
     for d in DRIVERS:
         results[d]["base"] = median(results[d]["runs"], "ctxsw/none", "ns_per_op")
 
@@ -186,7 +194,8 @@ def figures(results):
                          sbi=sbi_per_op(rust, f"op/{b}", per_op)))
     periods = sorted({int(b.split("/p")[1]) for b in rust if b.startswith("sample/p")}, reverse=True)
     cost = {d: sample_costs(results[d]["runs"], periods[0], periods[1]) for d in DRIVERS}
-    sbi = {k: statistics.median(c[1].get(k, 0.0) for c in cost["rust"]) for c0 in cost["rust"] for k in c0[1]}
+    keys = set().union(*(calls for _, calls in cost["rust"]))
+    sbi = {k: statistics.median(calls.get(k, 0.0) for _, calls in cost["rust"]) for k in keys}
     rows.append(dict(id="sample-overflow", figure="sampling, one overflow interrupt", unit="ns per interrupt",
                      c=statistics.median(c[0] for c in cost["c"]),
                      rust=statistics.median(c[0] for c in cost["rust"]), floor=None, floor_c=None, sbi=sbi))
@@ -197,7 +206,7 @@ def figures(results):
             ov[d] = 100.0 * (median(results[d]["runs"], f"gemm/{tool}", "ns") - none) / none
         rows.append(dict(id=f"gemm-{tool}", figure=f"GEMM overhead, {label}", unit="% of run time",
                          c=ov["c"], rust=ov["rust"], floor=None, floor_c=None,
-                         sbi=sbi_per_op(rust, f"gemm/{tool}", lambda r: 1.0)))
+                         sbi=sbi_per_op(rust, f"gemm/{tool}", per_run)))
     return rows
 
 
