@@ -799,6 +799,30 @@ impl SbiCallStats {
     }
 }
 
+/// Writes one line of the statistics: a label, the calls of each SBI PMU function, and the flushes,
+/// reused counters and failed calls.
+fn stats_line(out: &mut SeqFile<'_>, label: core::fmt::Arguments<'_>, st: &PmuStats) -> Result {
+    let c = &st.calls;
+    let line = CString::try_from_fmt(fmt!(
+        "{} {} {} {} {} {} {} {} {} {} {} {} {}\n",
+        label,
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
+        c[5],
+        c[6],
+        c[7],
+        c[8],
+        st.flushes,
+        st.reused,
+        st.errors
+    ))?;
+    out.puts(&line);
+    Ok(())
+}
+
 impl Show for SbiCallStats {
     fn show(&self, out: &mut SeqFile<'_>) -> Result {
         out.puts(c_str!(
@@ -806,49 +830,16 @@ impl Show for SbiCallStats {
         ));
         let mut result = Ok(());
         percpu::for_each_possible_cpu(|cpu| {
-            if result.is_err() {
-                return;
-            }
             // The statistics live with the CPU's counters, so they are copied on that CPU.
-            let Some(st) = self.cpus.with_cpu(cpu, |state| state.stats()) else {
-                return;
-            };
-            let c = &st.calls;
-            match CString::try_from_fmt(fmt!(
-                "{} {} {} {} {} {} {} {} {} {} {} {} {}\n",
-                cpu,
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                c[4],
-                c[5],
-                c[6],
-                c[7],
-                c[8],
-                st.flushes,
-                st.reused,
-                st.errors
-            )) {
-                Ok(line) => out.puts(&line),
-                Err(err) => result = Err(err),
+            if let Some(st) = self.cpus.with_cpu(cpu, |state| state.stats()) {
+                result = result.and_then(|()| stats_line(out, fmt!("{}", cpu), &st));
             }
         });
         result?;
-        let c = self.pmu.std_events_calls();
-        let line = CString::try_from_fmt(fmt!(
-            "check {} {} {} {} {} {} {} {} {} 0 0 0\n",
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            c[5],
-            c[6],
-            c[7],
-            c[8]
-        ))?;
-        out.puts(&line);
-        Ok(())
+        let check = PmuStats {
+            calls: self.pmu.std_events_calls(),
+            ..PmuStats::default()
+        };
+        stats_line(out, fmt!("check"), &check)
     }
 }
