@@ -127,6 +127,15 @@ pub(crate) fn scounteren_clear(bits: usize) {
     unsafe { asm!("csrc scounteren, {0}", in(reg) bits, options(nomem, nostack)) };
 }
 
+/// Whether interrupts are disabled on this hart (`irqs_disabled()`: `sstatus.SIE` clear).
+pub(crate) fn irqs_disabled() -> bool {
+    let sstatus: usize;
+    // SAFETY: Reading `sstatus` has no side effect and touches no memory.
+    unsafe { asm!("csrr {0}, sstatus", out(reg) sstatus, options(nomem, nostack)) };
+    // SIE is bit 1 of sstatus.
+    sstatus & 0b10 == 0
+}
+
 /// Clears the pending bit of the local interrupt `hwirq` of this hart in `sip`.
 pub(crate) fn clear_pending_interrupt(hwirq: u32) {
     let bit = 1usize.checked_shl(hwirq).unwrap_or(0);

@@ -87,31 +87,6 @@ bool rpmu_cpu_possible(unsigned int cpu)
 	return cpu_possible(cpu);
 }
 
-u64 rpmu_event_prev_count_read(struct perf_event *event)
-{
-	return local64_read(&event->hw.prev_count);
-}
-
-void rpmu_event_prev_count_set(struct perf_event *event, u64 value)
-{
-	local64_set(&event->hw.prev_count, value);
-}
-
-void rpmu_event_count_add(struct perf_event *event, u64 delta)
-{
-	local64_add(delta, &event->count);
-}
-
-s64 rpmu_event_period_left_read(struct perf_event *event)
-{
-	return local64_read(&event->hw.period_left);
-}
-
-void rpmu_event_period_left_set(struct perf_event *event, s64 value)
-{
-	local64_set(&event->hw.period_left, value);
-}
-
 bool rpmu_event_is_sampling(struct perf_event *event)
 {
 	return is_sampling_event(event);
@@ -285,11 +260,6 @@ u64 rpmu_virt_to_phys(void *ptr)
 void rpmu_warn_once(const char *msg)
 {
 	WARN_ONCE(1, "riscv_pmu_sbi_rust: %s\n", msg);
-}
-
-bool rpmu_irqs_disabled(void)
-{
-	return irqs_disabled();
 }
 
 int rpmu_event_overflow(struct perf_event *event, u64 last_period)

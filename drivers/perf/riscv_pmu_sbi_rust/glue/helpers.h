@@ -33,13 +33,6 @@ void *rpmu_this_cpu_ptr(void __percpu *ptr);
 unsigned int rpmu_nr_cpu_ids(void);
 bool rpmu_cpu_possible(unsigned int cpu);
 
-/* The local64_t counters of a perf event: the local64_*() accessors are inline. */
-u64 rpmu_event_prev_count_read(struct perf_event *event);
-void rpmu_event_prev_count_set(struct perf_event *event, u64 value);
-void rpmu_event_count_add(struct perf_event *event, u64 delta);
-s64 rpmu_event_period_left_read(struct perf_event *event);
-void rpmu_event_period_left_set(struct perf_event *event, s64 value);
-
 /* Whether the event samples (is_sampling_event()) or asks for a branch stack (has_branch_stack()). */
 bool rpmu_event_is_sampling(struct perf_event *event);
 bool rpmu_event_has_branch_stack(struct perf_event *event);
@@ -109,9 +102,8 @@ void *rpmu_kzalloc(size_t size);
 void rpmu_kfree(void *ptr);
 u64 rpmu_virt_to_phys(void *ptr);
 
-/* WARN_ONCE() and irqs_disabled() are macros. */
+/* WARN_ONCE() is a macro. */
 void rpmu_warn_once(const char *msg);
-bool rpmu_irqs_disabled(void);
 
 /*
  * Reports a counter overflow of a sampling event from the overflow interrupt: perf_sample_data_init() and

@@ -96,8 +96,7 @@ impl LocalCpu<'_> {
     ///
     /// Interrupts must be disabled on the current CPU for as long as the token lives.
     pub(crate) unsafe fn new() -> Self {
-        // SAFETY: FFI call without arguments.
-        if !unsafe { bindings::rpmu_irqs_disabled() } {
+        if !super::arch::irqs_disabled() {
             warn_once(c_str!("CPU token created with interrupts enabled"));
         }
         // INVARIANT: Guaranteed by the caller (and checked above).

@@ -28,6 +28,7 @@ use core::{
     cell::{Cell, RefCell},
     marker::PhantomData,
     ptr::{addr_of, addr_of_mut},
+    sync::atomic::{AtomicI64, Ordering},
 };
 use kernel::{
     c_str,
@@ -194,8 +195,14 @@ impl PerfEvent {
 
     /// Adds `delta` to the event's count (`local64_add()`).
     pub(crate) fn add_count(&self, delta: u64) {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_count_add(self.as_raw(), delta) };
+        // SAFETY: By the type invariant the event is valid; `count` is a `local64_t`, whose value is
+        // an aligned `s64` that the kernel only changes with atomic operations (`local64_add()` is
+        // `atomic64_add()` here), so an atomic view of it for this one operation is sound.
+        let count =
+            unsafe { AtomicI64::from_ptr(addr_of_mut!((*self.as_raw()).count.a.a.counter)) };
+        // CAST: The count wraps as an `s64` does in C; the bits are kept.
+        // Relaxed, as `local64_add()`: perf core reads the count on this CPU or after an IPI to it.
+        count.fetch_add(delta as i64, Ordering::Relaxed);
     }
 
     /// Publishes the event's state to its user-space mapping (`perf_event_update_userpage()`).
@@ -315,30 +322,11 @@ impl HwPerfEvent<'_> {
         sample_period, set_sample_period: u64 = sample_period;
         /// The period of the last sample (`hw.last_period`).
         last_period, set_last_period: u64 = __bindgen_anon_2.__bindgen_anon_1.last_period;
-    }
-
-    /// The counter value the event's count was last brought up to date with (`hw.prev_count`).
-    pub(crate) fn prev_count(&self) -> u64 {
-        // SAFETY: By the type invariant of `PerfEvent` the event is valid.
-        unsafe { bindings::rpmu_event_prev_count_read(self.event.as_raw()) }
-    }
-
-    /// Sets `hw.prev_count`.
-    pub(crate) fn set_prev_count(&self, value: u64) {
-        // SAFETY: By the type invariant of `PerfEvent` the event is valid.
-        unsafe { bindings::rpmu_event_prev_count_set(self.event.as_raw(), value) };
-    }
-
-    /// What is left of the sampling period (`hw.period_left`).
-    pub(crate) fn period_left(&self) -> i64 {
-        // SAFETY: By the type invariant of `PerfEvent` the event is valid.
-        unsafe { bindings::rpmu_event_period_left_read(self.event.as_raw()) }
-    }
-
-    /// Sets `hw.period_left`.
-    pub(crate) fn set_period_left(&self, value: i64) {
-        // SAFETY: By the type invariant of `PerfEvent` the event is valid.
-        unsafe { bindings::rpmu_event_period_left_set(self.event.as_raw(), value) };
+        /// The counter value the event's count was last brought up to date with (`hw.prev_count`,
+        /// a `local64_t`: `local64_read()` and `local64_set()` are single volatile accesses too).
+        prev_count, set_prev_count: u64 = prev_count.a.a.counter;
+        /// What is left of the sampling period (`hw.period_left`, a `local64_t`).
+        period_left, set_period_left: i64 = __bindgen_anon_2.__bindgen_anon_1.period_left.a.a.counter;
     }
 
     /// The event's unique number (`id`).
@@ -472,11 +460,24 @@ impl<D: Send> CpuStates<D> {
         }
     }
 
-    /// Forgets `event` wherever this CPU's table has it.
-    fn clear_event(&self, cpu: &LocalCpu<'_>, event: *mut bindings::perf_event) {
-        // Every entry is checked, not only the event's counter: the invariant holds whatever the
-        // driver did with `hw.idx`.
-        for slot in &self.0.local(cpu).events {
+    /// Forgets `event` wherever this CPU's table has it; `idx` is where it should be.
+    fn clear_event(
+        &self,
+        cpu: &LocalCpu<'_>,
+        idx: Option<usize>,
+        event: *mut bindings::perf_event,
+    ) {
+        let events = &self.0.local(cpu).events;
+        if let Some(slot) = idx
+            .and_then(|idx| events.get(idx))
+            .filter(|s| s.get() == event)
+        {
+            slot.set(core::ptr::null_mut());
+            return;
+        }
+        // Not where `hw.idx` says: every entry is checked, so the invariant holds whatever the driver
+        // did with `hw.idx`.
+        for slot in events {
             if slot.get() == event {
                 slot.set(core::ptr::null_mut());
             }
@@ -726,7 +727,8 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: Guaranteed by the caller.
         let deleted = unsafe {
             Self::with_state(event, |reg, cpu, state, ev| {
-                reg.cpus.clear_event(cpu, event);
+                reg.cpus
+                    .clear_event(cpu, usize::try_from(ev.hw().idx()).ok(), event);
                 reg.driver.del(state, ev, EventFlags::from_raw(flags));
             })
         };
@@ -736,7 +738,7 @@ impl<T: Driver> Adapter<T> {
             let cpu = unsafe { LocalCpu::new() };
             // SAFETY: Guaranteed by the caller.
             let registration = unsafe { Self::registration((*event).pmu) };
-            registration.cpus.clear_event(&cpu, event);
+            registration.cpus.clear_event(&cpu, None, event);
         }
     }
 

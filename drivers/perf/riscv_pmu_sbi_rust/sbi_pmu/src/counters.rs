@@ -275,6 +275,9 @@ pub struct PmuInfo {
     /// The usable firmware counters.
     pub fw_mask: u64,
     ctr_info: [usize; RISCV_MAX_COUNTERS],
+    /// For each hardware counter number (`mhpmcounterN`), the logical counters on it: computed once, so
+    /// that translating `scountovf` or a fixed counter costs no scan of the table.
+    logical_of_hw: [u64; RISCV_MAX_COUNTERS],
 }
 
 impl PmuInfo {
@@ -303,14 +306,22 @@ impl PmuInfo {
             hw_mask: 0,
             fw_mask: 0,
             ctr_info: [0; RISCV_MAX_COUNTERS],
+            logical_of_hw: [0; RISCV_MAX_COUNTERS],
         };
         for (i, raw) in infos.iter().enumerate().take(RISCV_MAX_COUNTERS) {
             if let Some(raw) = raw.filter(|raw| *raw != 0) {
                 info.ctr_info[i] = raw;
                 info.cmask |= 1 << i;
-                match CounterInfo::decode(raw).kind {
+                let decoded = CounterInfo::decode(raw);
+                match decoded.kind {
                     CounterKind::Hardware => info.hw_mask |= 1 << i,
                     CounterKind::Firmware => info.fw_mask |= 1 << i,
+                }
+                if let Some(slot) = decoded
+                    .hw_index()
+                    .and_then(|h| info.logical_of_hw.get_mut(usize::from(h)))
+                {
+                    *slot |= 1 << i;
                 }
             }
         }
@@ -386,12 +397,12 @@ impl PmuInfo {
     /// `scountovf` and the device tree bitmaps).
     pub fn logical_from_hw(&self, hw_bits: u64) -> u64 {
         let mut mask = 0;
-        for i in 0..RISCV_MAX_COUNTERS {
-            if let Some(h) = self.counter_info(i).and_then(CounterInfo::hw_index) {
-                if hw_bits & (1 << h) != 0 {
-                    mask |= 1 << i;
-                }
-            }
+        let mut bits = hw_bits;
+        while bits != 0 {
+            // CAST: trailing_zeros of a non-zero u64 is below 64.
+            let h = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            mask |= self.logical_of_hw.get(h).copied().unwrap_or(0);
         }
         mask
     }
