@@ -195,9 +195,10 @@ impl PerfEvent {
 
     /// Adds `delta` to the event's count (`local64_add()`).
     pub(crate) fn add_count(&self, delta: u64) {
-        // SAFETY: By the type invariant the event is valid; `count` is a `local64_t`, whose value is
-        // an aligned `s64` that the kernel only changes with atomic operations (`local64_add()` is
-        // `atomic64_add()` here), so an atomic view of it for this one operation is sound.
+        // SAFETY: By the type invariant the event is valid; `count` is a `local64_t`, an aligned
+        // `s64` the kernel only accesses with single-copy-atomic operations (`local64_read()`,
+        // `local64_set()`, `local64_add()`, which is `atomic64_add()` here), so an atomic view of it
+        // for this one operation is sound.
         let count =
             unsafe { AtomicI64::from_ptr(addr_of_mut!((*self.as_raw()).count.a.a.counter)) };
         // CAST: The count wraps as an `s64` does in C; the bits are kept.
