@@ -45,7 +45,8 @@ TAP_PLAN = re.compile(r"^1\.\.(\d+)")
 PERF_LINE = re.compile(r"^\s*(\d+)(?:\.(\d+))?:\s(.*?)\s*:\s(Ok|FAILED!|Skip(?:\s.*)?)\s*$")
 CHECK_LINE = re.compile(r"^(not ok|ok) (\S+)(?:\s+#\s*SKIP\s*(.*)|\s+(.*))?$")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-VALUE_LINE = re.compile(r"^value (\S+) (\S+)\s*$")
+# A value is the rest of the line: "errno ENOENT" and "<outcome> <outcome>" values hold spaces.
+VALUE_LINE = re.compile(r"^value (\S+) (.+?)\s*$")
 
 
 def say(msg):
