@@ -715,8 +715,13 @@ impl CpuHwEvents {
     fn forget(&mut self, mask: u64) {
         self.parked &= !mask;
         self.reset &= !mask;
-        for (i, slot) in self.mapped.iter_mut().enumerate() {
-            if mask & bit(i) != 0 {
+        // Only the counters in the mask are visited: every flush calls this, mostly with none.
+        let mut bits = mask;
+        while bits != 0 {
+            // CAST: trailing_zeros of a non-zero u64 is below 64.
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if let Some(slot) = self.mapped.get_mut(i) {
                 *slot = None;
             }
         }
