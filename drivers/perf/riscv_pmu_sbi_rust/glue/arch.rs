@@ -12,9 +12,10 @@
 //! extension, its functions or the driver's use of them.
 
 use super::bindings;
+use super::percpu::LocalCpu;
 use core::{
     arch::asm,
-    ptr::addr_of_mut,
+    ptr::{addr_of, addr_of_mut},
     sync::atomic::{AtomicU8, Ordering},
 };
 use kernel::{ffi::c_int, types::Opaque};
@@ -125,6 +126,33 @@ pub(crate) fn scounteren_set(bits: usize) {
 pub(crate) fn scounteren_clear(bits: usize) {
     // SAFETY: As in `scounteren_write`.
     unsafe { asm!("csrc scounteren, {0}", in(reg) bits, options(nomem, nostack)) };
+}
+
+/// The offset of this CPU's copies of per-CPU data (`__my_cpu_offset`): `__per_cpu_offset[cpu]`, the
+/// CPU number taken from `current_thread_info()`, which `tp` points to on RISC-V.
+pub(crate) fn this_cpu_offset(_cpu: &LocalCpu<'_>) -> usize {
+    let tp: *const bindings::thread_info;
+    // SAFETY: Reading `tp` has no side effect and touches no memory.
+    unsafe { asm!("mv {0}, tp", out(reg) tp, options(nomem, nostack, preserves_flags)) };
+    // SAFETY: In the kernel `tp` holds `current`, whose `task_struct` begins with its `thread_info`
+    // (RISC-V selects THREAD_INFO_IN_TASK); the task outlives this call. The token proves the code
+    // stays on this CPU, so the CPU number read is this CPU's as long as the token lives.
+    let cpu = unsafe { (*tp).cpu };
+    let offsets = addr_of!(bindings::__per_cpu_offset);
+    match usize::try_from(cpu) {
+        Ok(cpu) if cpu < array_len(offsets) => {
+            // SAFETY: `__per_cpu_offset` is set for every possible CPU before secondary CPUs start
+            // and never changes afterwards; `cpu` is within the array, and the one element is read
+            // through a raw pointer, without a reference to the array.
+            unsafe { offsets.cast::<usize>().add(cpu).read() }
+        }
+        _ => 0,
+    }
+}
+
+/// The number of elements of the array `_array` points to.
+const fn array_len<T, const N: usize>(_array: *const [T; N]) -> usize {
+    N
 }
 
 /// Whether interrupts are disabled on this hart (`irqs_disabled()`: `sstatus.SIE` clear).

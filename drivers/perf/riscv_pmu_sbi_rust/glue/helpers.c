@@ -72,11 +72,6 @@ void *rpmu_per_cpu_ptr(void __percpu *ptr, unsigned int cpu)
 	return per_cpu_ptr(ptr, cpu);
 }
 
-void *rpmu_this_cpu_ptr(void __percpu *ptr)
-{
-	return this_cpu_ptr(ptr);
-}
-
 unsigned int rpmu_nr_cpu_ids(void)
 {
 	return nr_cpu_ids;

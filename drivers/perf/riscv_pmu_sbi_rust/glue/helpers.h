@@ -26,10 +26,9 @@ bool rpmu_platform_device_bound(const char *name);
 void rpmu_preempt_disable(void);
 void rpmu_preempt_enable(void);
 
-/* Per-CPU allocations: alloc_percpu(), per_cpu_ptr() and this_cpu_ptr() are macros. */
+/* Per-CPU allocations: alloc_percpu() and per_cpu_ptr() are macros. */
 void __percpu *rpmu_alloc_percpu(size_t size, size_t align);
 void *rpmu_per_cpu_ptr(void __percpu *ptr, unsigned int cpu);
-void *rpmu_this_cpu_ptr(void __percpu *ptr);
 unsigned int rpmu_nr_cpu_ids(void);
 bool rpmu_cpu_possible(unsigned int cpu);
 

@@ -65,9 +65,14 @@ impl<T> PerCpu<T> {
     ///
     /// Only shared references are handed out: state that changes lives in cells (a `RefCell` for
     /// state borrowed mutably, whose borrow flag refuses a second borrow, re-entrant or not).
-    pub(crate) fn local<'a>(&'a self, _cpu: &'a LocalCpu<'_>) -> &'a T {
-        // SAFETY: By the type invariant `ptr` is a live per-CPU allocation.
-        let ptr = unsafe { bindings::rpmu_this_cpu_ptr(self.ptr.as_ptr()) };
+    pub(crate) fn local<'a>(&'a self, cpu: &'a LocalCpu<'_>) -> &'a T {
+        // `this_cpu_ptr()`: the per-CPU pointer plus this CPU's offset, which is the address of this
+        // CPU's copy of the live allocation (type invariant).
+        let ptr = self
+            .ptr
+            .as_ptr()
+            .cast::<u8>()
+            .wrapping_add(super::arch::this_cpu_offset(cpu));
         // CAST: By the type invariant each CPU's copy is a valid, aligned `T`.
         // SAFETY: The copy is valid until `self` is dropped, which needs `&mut self`, so not while
         // the returned reference lives. The token proves that the caller stays on this CPU with

@@ -109,6 +109,7 @@ pub enum Fid {
 
 impl Fid {
     /// The function ID passed in `a6`.
+    #[inline]
     pub const fn id(self) -> usize {
         self as usize
     }
@@ -244,6 +245,7 @@ impl CounterInfo {
 
     /// Decodes a `counter_info` word. Reserved bits are ignored, as the specification reserves them for
     /// future use.
+    #[inline]
     pub const fn decode(raw: usize) -> Self {
         let kind = if (raw >> Self::TYPE_SHIFT) & 1 == 1 {
             CounterKind::Firmware
@@ -273,17 +275,20 @@ impl CounterInfo {
 
     /// The mask of valid counter bits, `GENMASK_ULL(width, 0)` as `riscv_pmu_ctr_get_width_mask()`
     /// computes it.
+    #[inline]
     pub const fn width_mask(self) -> u64 {
         width_mask(self.width)
     }
 
     /// Whether this is a firmware counter.
+    #[inline]
     pub const fn is_firmware(self) -> bool {
         matches!(self.kind, CounterKind::Firmware)
     }
 
     /// For a hardware counter read through `cycle`..`hpmcounter31`, its hardware index (the CSR number
     /// minus `CSR_CYCLE`), which is its bit in `scountovf`.
+    #[inline]
     pub const fn hw_index(self) -> Option<u8> {
         if matches!(self.kind, CounterKind::Hardware)
             && self.csr >= CSR_CYCLE
@@ -381,6 +386,7 @@ pub enum EventType {
 
 impl EventType {
     /// The type for a 4-bit type field, or `None` for the values Table 1 does not define.
+    #[inline]
     pub const fn from_raw(raw: u32) -> Option<Self> {
         match raw {
             0 => Some(EventType::Hardware),
@@ -393,6 +399,7 @@ impl EventType {
     }
 
     /// The 4-bit value of the type field.
+    #[inline]
     pub const fn raw(self) -> u32 {
         self as u32
     }
@@ -444,6 +451,7 @@ impl EventIdx {
     }
 
     /// The event type (`event_idx[19:16]`).
+    #[inline]
     pub const fn ty(self) -> EventType {
         self.ty
     }
@@ -473,6 +481,7 @@ impl EventIdx {
     }
 
     /// The hardware general event, for type #0 with a code of Table 2 other than SBI_PMU_HW_NO_EVENT.
+    #[inline]
     pub const fn hw_event(self) -> Option<HwGeneralEvent> {
         match self.ty {
             EventType::Hardware => HwGeneralEvent::from_code(self.code),

@@ -195,6 +195,7 @@ impl HwEvent for HwPerfEvent {
 
 /// The number of events between two counter values, for a counter of the given width: the difference
 /// wraps at the width, so one wrap between the two reads is accounted for.
+#[inline]
 pub const fn counter_delta(prev: u64, new: u64, width_mask: u64) -> u64 {
     new.wrapping_sub(prev) & width_mask
 }
@@ -251,6 +252,7 @@ pub fn event_set_period(hw: &mut impl HwEvent, width_mask: u64) -> bool {
 /// must stay below `prev_count` events. Starting from at least this floor keeps a margin of half the
 /// counter range (as `riscv_pmu_event_set_period()` does for sampling events), capped at 2^32 events
 /// so that a 64-bit counter, which never wraps in practice, is almost never reloaded.
+#[inline]
 pub const fn counting_floor(width_mask: u64) -> u64 {
     let half = (width_mask >> 1) + 1;
     if half < 1 << 32 {
@@ -329,6 +331,7 @@ impl PmuInfo {
     }
 
     /// The decoded `counter_info` of a usable counter.
+    #[inline]
     pub fn counter_info(&self, idx: usize) -> Option<CounterInfo> {
         if idx < RISCV_MAX_COUNTERS && self.cmask & (1 << idx) != 0 {
             self.ctr_info.get(idx).map(|raw| CounterInfo::decode(*raw))
@@ -338,6 +341,7 @@ impl PmuInfo {
     }
 
     /// The raw `counter_info` word of a counter (0 for unusable ones).
+    #[inline]
     pub fn raw_counter_info(&self, idx: usize) -> usize {
         self.ctr_info.get(idx).copied().unwrap_or(0)
     }
@@ -357,6 +361,7 @@ impl PmuInfo {
     /// For a firmware counter the specification says the width field "should be ignored" (function
     /// #1), so its values are taken as 64-bit, which is what `counter_fw_read` returns on RV64. The C
     /// driver uses the field anyway; OpenSBI reports 63 there, so both agree on OpenSBI.
+    #[inline]
     pub fn width_mask(&self, idx: usize) -> u64 {
         match self.counter_info(idx) {
             Some(info) if info.is_firmware() => u64::MAX,
@@ -395,6 +400,7 @@ impl PmuInfo {
 
     /// The logical counters of a set of hardware counters (bit `n` = `mhpmcounterN`, as in
     /// `scountovf` and the device tree bitmaps).
+    #[inline]
     pub fn logical_from_hw(&self, hw_bits: u64) -> u64 {
         let mut mask = 0;
         let mut bits = hw_bits;
@@ -411,6 +417,7 @@ impl PmuInfo {
     /// firmware events; for hardware events the hardware counters, less the fixed-function `cycle`,
     /// `time` and `instret` counters for events other than cycles and instructions, which the
     /// privileged specification ties to those counters.
+    #[inline]
     pub fn default_event_cmask(&self, event_idx: EventIdx) -> u64 {
         if matches!(event_idx.ty(), EventType::Firmware) {
             return self.fw_mask;
@@ -536,6 +543,7 @@ impl PmuInfo {
     /// `pmu_sbi_csr_index()`: the user-visible index of counter `idx` (its CSR minus `cycle`), its bit
     /// in `scounteren`; the mmap page's `index` is this plus one. `None` for firmware counters, which
     /// user space cannot read (the C driver computes an index from their meaningless CSR field).
+    #[inline]
     pub fn csr_index(&self, idx: usize) -> Option<u8> {
         self.counter_info(idx)
             .filter(|c| !c.is_firmware())
