@@ -101,10 +101,11 @@ impl<T: CpuPmNotify> Registration<T> {
 #[pinned_drop]
 impl<T: CpuPmNotify> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: By the type invariant the notifier is registered. Unregistering waits for running
-        // notifications: those of `cpu_pm_enter()` run under the chain's lock, which it takes, and
-        // those of `cpu_pm_exit()` under `rcu_read_lock()`, for which it calls `synchronize_rcu()`.
-        // So the fields outlive every use.
+        // Unregistering waits for running notifications: those of `cpu_pm_enter()` run under the
+        // chain's lock, which it takes, those of `cpu_pm_exit()` under `rcu_read_lock()`, for which
+        // it calls `synchronize_rcu()`.
+        // SAFETY: By the type invariant the notifier is registered; once this returns no
+        // notification runs, so the fields outlive every use.
         unsafe { bindings::rpmu_cpu_pm_unregister_notifier(self.nb.get()) };
     }
 }

@@ -73,12 +73,11 @@ impl<T> PerCpu<T> {
             .as_ptr()
             .cast::<u8>()
             .wrapping_add(super::arch::this_cpu_offset(cpu));
-        // CAST: By the type invariant each CPU's copy is a valid, aligned `T`.
-        // SAFETY: The copy is valid until `self` is dropped, which needs `&mut self`, so not while
-        // the returned reference lives. The token proves that the caller stays on this CPU with
-        // interrupts disabled while it holds the reference; copies are only reached from their own
-        // CPU (here, and in `with_cpu`, which runs on the target CPU), so no other thread sees this
-        // copy meanwhile, and `T: Send` lets it be used by whichever thread runs on the CPU.
+        // The copy lives until `self` is dropped, which needs `&mut self`. Copies are only reached
+        // from their own CPU (here, and in `with_cpu`, which runs on the target CPU), and `T: Send`
+        // lets whichever thread runs on the CPU use it. CAST: each copy is a valid, aligned `T`.
+        // SAFETY: The copy is valid and, as the token keeps the caller on this CPU with interrupts
+        // disabled, no other thread reaches it while the shared reference lives.
         unsafe { &*ptr.cast::<T>() }
     }
 }

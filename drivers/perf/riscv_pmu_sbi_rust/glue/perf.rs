@@ -195,12 +195,12 @@ impl PerfEvent {
 
     /// Adds `delta` to the event's count (`local64_add()`).
     pub(crate) fn add_count(&self, delta: u64) {
-        // SAFETY: By the type invariant the event is valid; `count` is a `local64_t`, an aligned
-        // `s64` the kernel only accesses with single-copy-atomic operations (`local64_read()`,
-        // `local64_set()`, `local64_add()`, which is `atomic64_add()` here), so an atomic view of it
-        // for this one operation is sound.
-        let count =
-            unsafe { AtomicI64::from_ptr(addr_of_mut!((*self.as_raw()).count.a.a.counter)) };
+        // `count` is a `local64_t`: an aligned `s64` the kernel only accesses with single-copy-atomic
+        // operations (`local64_read()`, `local64_set()`, `local64_add()`, here `atomic64_add()`).
+        let event = self.as_raw();
+        // SAFETY: By the type invariant the event is valid; an atomic view of `count` for this one
+        // operation is sound, as above.
+        let count = unsafe { AtomicI64::from_ptr(addr_of_mut!((*event).count.a.a.counter)) };
         // CAST: The count wraps as an `s64` does in C; the bits are kept.
         // Relaxed, as `local64_add()`: perf core reads the count on this CPU or after an IPI to it.
         count.fetch_add(delta as i64, Ordering::Relaxed);
@@ -429,11 +429,11 @@ impl<D: Send> CpuStates<D> {
         if ptr.is_null() {
             return None;
         }
-        // SAFETY: By the invariant of `PmuCpu` the event is on this CPU's PMU; only its `del`
-        // callback takes it off, which runs on this CPU with interrupts disabled, so not during the
-        // interrupts-off section the token stands for, unless the token's holder is that `del`
-        // itself, which clears the entry before the driver runs. The reference is bounded by the
-        // token.
+        // Only the event's `del` callback takes it off, on this CPU with interrupts disabled: not
+        // during the interrupts-off section the token stands for, unless the token's holder is that
+        // `del`, which clears the entry before the driver runs.
+        // SAFETY: By the invariant of `PmuCpu` the event is on this CPU's PMU, and stays so while
+        // the token lives (above); the reference is bounded by the token.
         Some(unsafe { PerfEvent::from_raw(ptr) })
     }
 
@@ -638,10 +638,10 @@ impl<T: Driver> Registration<T> {
 #[pinned_drop]
 impl<T: Driver> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: By the type invariant the PMU is registered. perf_pmu_unregister() waits until
-        // no callback runs any more, and perf core has deleted every event first (the module
-        // reference keeps them from outliving the registration), so the other fields outlive
-        // every use by perf core.
+        // perf_pmu_unregister() waits until no callback runs, and no event is left: each holds a
+        // reference on the module, which is going away.
+        // SAFETY: By the type invariant the PMU is registered; after this no callback can reach
+        // the other fields, so they outlive every use by perf core.
         unsafe { bindings::perf_pmu_unregister(PmuContainer::pmu(&self.container)) };
     }
 }
