@@ -41,8 +41,8 @@ use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 use sbi_pmu::{
     abi::{EventIdx, Fid, SbiVersion, EXT_PMU, RISCV_MAX_COUNTERS},
     counters::{
-        group_fits, scounteren_base, user_read_allowed, EventFlags as HwFlags, HesState, HwEvent,
-        PmuInfo,
+        counters_in, group_fits, scounteren_base, user_read_allowed, EventFlags as HwFlags,
+        HesState, HwEvent, PmuInfo,
     },
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
     firmware::SbiEcall,
@@ -636,11 +636,7 @@ impl PercpuHandler for PmuSbiOverflow {
         // The pending bit is cleared only now that the counters are stopped: an overflow before
         // this point is in the bits just read, none can come after.
         arch::clear_pending_interrupt(RV_IRQ_PMU);
-        let mut pending = overflowed;
-        while pending != 0 {
-            // CAST: trailing_zeros of a non-zero u64 is below 64.
-            let idx = pending.trailing_zeros() as usize;
-            pending &= pending - 1;
+        for idx in counters_in(overflowed) {
             let Some(event) = self.cpus.event(cpu, idx) else {
                 continue;
             };

@@ -28,8 +28,6 @@ pub const RISCV_MAX_COUNTERS: usize = 64;
 
 /// CSR number of the `cycle` counter; hardware counter `n` is read through CSR `CSR_CYCLE + n`.
 pub const CSR_CYCLE: u16 = 0xC00;
-/// CSR number of the `instret` counter (hardware counter 2).
-pub const CSR_INSTRET: u16 = 0xC02;
 /// CSR number of the last hardware performance counter, `hpmcounter31`.
 pub const CSR_HPMCOUNTER31: u16 = 0xC1F;
 /// CSR number of `scountovf` (Sscofpmf): bit `n` is the overflow (OF) bit of hardware counter `n`.

@@ -9,7 +9,7 @@ use bitflags::bitflags;
 
 use crate::abi::{
     CounterInfo, CounterKind, EventIdx, EventInfo, EventType, HwGeneralEvent, SbiError, SbiVersion,
-    StopFlags, CSR_CYCLE, CSR_INSTRET, RISCV_MAX_COUNTERS,
+    StopFlags, RISCV_MAX_COUNTERS,
 };
 use crate::events::{event_map, EventAttr, EventRequest, MapError, StdEvents, UserAccess};
 use crate::firmware::Firmware;
@@ -191,6 +191,21 @@ impl HwEvent for HwPerfEvent {
     fn owner(&self) -> u64 {
         self.owner
     }
+}
+
+/// The counters in `mask`, lowest first: the index of each set bit.
+#[inline]
+pub fn counters_in(mask: u64) -> impl Iterator<Item = usize> {
+    let mut bits = mask;
+    core::iter::from_fn(move || {
+        if bits == 0 {
+            return None;
+        }
+        // CAST: trailing_zeros of a non-zero u64 is below 64.
+        let idx = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        Some(idx)
+    })
 }
 
 /// The number of events between two counter values, for a counter of the given width: the difference
@@ -385,32 +400,13 @@ impl PmuInfo {
         }
     }
 
-    /// `riscv_pmu_get_hpm_info()`: the width field of the first usable counter other than `cycle` and
-    /// `instret`, and the number of hardware counters; `None` when there is no counter at all.
-    pub fn hpm_info(&self) -> Option<(u32, u32)> {
-        if self.cmask == 0 {
-            return None;
-        }
-        let width = (0..RISCV_MAX_COUNTERS)
-            .filter_map(|i| self.counter_info(i))
-            .find(|c| c.csr != CSR_CYCLE && c.csr != CSR_INSTRET)
-            .map_or(0, |c| u32::from(c.width));
-        Some((width, self.num_hw_counters()))
-    }
-
     /// The logical counters of a set of hardware counters (bit `n` = `mhpmcounterN`, as in
     /// `scountovf` and the device tree bitmaps).
     #[inline]
     pub fn logical_from_hw(&self, hw_bits: u64) -> u64 {
-        let mut mask = 0;
-        let mut bits = hw_bits;
-        while bits != 0 {
-            // CAST: trailing_zeros of a non-zero u64 is below 64.
-            let h = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            mask |= self.logical_of_hw.get(h).copied().unwrap_or(0);
-        }
-        mask
+        counters_in(hw_bits)
+            .filter_map(|h| self.logical_of_hw.get(h))
+            .fold(0, |mask, logical| mask | logical)
     }
 
     /// The logical counters an event may use when nothing more is known: firmware counters for
@@ -648,7 +644,7 @@ fn augment(masks: &[u64], e: usize, owner: &mut [u8; RISCV_MAX_COUNTERS]) -> boo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::CounterInfo;
+    use crate::abi::{CounterInfo, CSR_CYCLE};
     use crate::events::PERF_TYPE_HARDWARE;
 
     fn hw(csr: u16, bits: u8) -> Option<usize> {
@@ -763,7 +759,6 @@ mod tests {
         let odd_fw = PmuInfo::from_counter_infos(SbiVersion::V2_0, &[Some(narrow_fw.encode())]);
         assert_eq!(odd_fw.width_mask(0), u64::MAX);
         assert_eq!(info.init_width_mask(), u64::MAX);
-        assert_eq!(info.hpm_info(), Some((47, 6)));
         assert_eq!(info.logical_from_hw(0b1001), 0b1001);
         let cycles = EventIdx::hw(HwGeneralEvent::CpuCycles);
         let instr = EventIdx::hw(HwGeneralEvent::Instructions);
@@ -777,7 +772,6 @@ mod tests {
         assert_eq!(odd.cmask, 0b100);
         assert_eq!(odd.init_width_mask(), (1 << 40) - 1);
         let none = PmuInfo::from_counter_infos(SbiVersion::V0_3, &[]);
-        assert_eq!(none.hpm_info(), None);
         assert_eq!(none.init_width_mask(), u64::MAX);
     }
 

@@ -5,14 +5,14 @@
 //! [`CpuHwEvents`] is the C driver's `struct cpu_hw_events` with the logic of `riscv_pmu.c` and the
 //! counter part of `riscv_pmu_sbi.c` around it. The kernel's perf callbacks are thin wrappers: they
 //! call the operation here with the event's `hw_perf_event` (through [`HwEvent`], in place) and the
-//! CPU's [`Firmware`]. Nothing here allocates, locks or keeps a reference to an
-//! event; the kernel calls it on the owning CPU with interrupts disabled.
+//! CPU's [`Firmware`]. Nothing here allocates, locks or keeps a reference to an event; the kernel
+//! calls it on the owning CPU with interrupts disabled.
 //!
 //! # Batching
 //!
-//! Operations between `pmu_disable` and the matching `pmu_enable` only
-//! record what perf wants; `pmu_enable` hands the difference to the [planner](crate::plan), which
-//! stops and starts counters over masks. On top of that:
+//! Operations between `pmu_disable` and the matching `pmu_enable` only record what perf wants;
+//! `pmu_enable` hands the difference to the [planner](crate::plan), which stops and starts counters
+//! over masks. On top of that:
 //! - a deleted event keeps its counter's mapping in firmware ("parked"); when the same event (the
 //!   same [`HwEvent::owner`], with the same `event_idx`, `event_data` and filter flags) is added
 //!   again on this CPU it takes the same counter back without `counter_config_matching`. Parked
@@ -34,7 +34,7 @@ use crate::abi::{
     StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
 };
 use crate::counters::{
-    counting_floor, event_set_period, event_update_with, EventFlags, HesState, HwEvent,
+    counters_in, counting_floor, event_set_period, event_update_with, EventFlags, HesState, HwEvent,
 };
 use crate::counters::{PmuInfo, IDX_NONE};
 use crate::errno::ENOENT;
@@ -331,9 +331,9 @@ impl CpuHwEvents {
     /// `riscv_pmu_del()`: stops and updates the event, then releases its counter. Returns the count
     /// to add to the event.
     ///
-    /// The C driver resets the counter's mapping at once (stop with RESET). This driver
-    /// parks it instead, so the same event can come back to it without reconfiguration; the mapping is
-    /// reset as soon as another event needs the counter, and at the latest when the CPU stops.
+    /// The C driver resets the counter's mapping at once (stop with RESET). This driver parks it
+    /// instead, so the same event can come back to it without reconfiguration; the mapping is reset
+    /// as soon as another event needs the counter, and at the latest when the CPU stops.
     pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
         let delta = self.stop(fw, hw, true);
         if let Some(idx) = self.used_counter(hw) {
@@ -390,11 +390,12 @@ impl CpuHwEvents {
             true
         };
         if reload_value {
+            let value = hw.prev_count() & mask;
             if let Some(v) = self.init_val.get_mut(idx) {
-                *v = hw.prev_count() & mask;
+                *v = value;
             }
             if let Some(h) = self.held.get_mut(idx) {
-                *h = hw.prev_count() & mask;
+                *h = value;
             }
             self.reload |= b;
         }
@@ -616,22 +617,18 @@ impl CpuHwEvents {
             }
         }
 
-        // One pass over the parked counters. A counter parked
-        // by this very event with the same configuration takes it back without an SBI call. A counter
-        // parked for the same SBI event otherwise would leave two counters configured for one event;
-        // some implementations count an event on one counter only, the first configured (QEMU's
-        // event-to-counter map does), so that counter would take the counts of the new one: it is
-        // reset first.
+        // One pass over the parked counters. A counter parked by this very event with the same
+        // configuration takes it back without an SBI call. A counter parked for the same SBI event
+        // otherwise would leave two counters configured for one event; some implementations count an
+        // event on one counter only, the first configured (QEMU's event-to-counter map does), so that
+        // counter would take the counts of the new one: it is reset first.
         let mut same_event = 0;
-        let mut parked = self.parked;
-        while parked != 0 {
-            // trailing_zeros of a non-zero u64 is below 64.
-            let i = parked.trailing_zeros() as usize;
-            parked &= parked - 1;
+        let owner = hw.owner();
+        for i in counters_in(self.parked) {
             let Some(m) = self.mapped.get(i).copied().flatten() else {
                 continue;
             };
-            if m == cfg && allowed & bit(i) != 0 && self.parked_owner.get(i) == Some(&hw.owner()) {
+            if m == cfg && allowed & bit(i) != 0 && self.parked_owner.get(i) == Some(&owner) {
                 self.parked &= !bit(i);
                 self.stats.reused += 1;
                 return self.claim(i, bit(i), cfg);
@@ -716,11 +713,7 @@ impl CpuHwEvents {
         self.parked &= !mask;
         self.reset &= !mask;
         // Only the counters in the mask are visited: every flush calls this, mostly with none.
-        let mut bits = mask;
-        while bits != 0 {
-            // CAST: trailing_zeros of a non-zero u64 is below 64.
-            let i = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
+        for i in counters_in(mask) {
             if let Some(slot) = self.mapped.get_mut(i) {
                 *slot = None;
             }
