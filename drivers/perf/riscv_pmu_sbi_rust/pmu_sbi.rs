@@ -207,11 +207,11 @@ impl RiscvPmu {
     }
 
     /// The SBI calls the standard-event check made, by function ID (waiting for it if it runs).
-    fn std_events_calls(&self) -> [u64; SBI_PMU_FUNCTIONS] {
+    fn std_events_calls(&self) -> [u64; Fid::COUNT] {
         self.std_events
             .as_ref()
             .and_then(|check| check.wait())
-            .map_or([0; SBI_PMU_FUNCTIONS], |check| check.calls)
+            .map_or([0; Fid::COUNT], |check| check.calls)
     }
 
     /// Whether the harts have Sscofpmf, whose counter overflow interrupt sampling needs.
@@ -270,7 +270,7 @@ pub(crate) struct StdEventsCheck {
 /// What the standard-event check found, and the SBI calls it took.
 pub(crate) struct StdEventsFound {
     events: StdEvents,
-    calls: [u64; SBI_PMU_FUNCTIONS],
+    calls: [u64; Fid::COUNT],
 }
 
 impl Job for StdEventsCheck {
@@ -282,7 +282,7 @@ impl Job for StdEventsCheck {
         let mut fw = CheckFirmware {
             mem: FirmwareMem::new().ok(),
             words: [0; EVENT_INFO_WORDS],
-            calls: [0; SBI_PMU_FUNCTIONS],
+            calls: [0; Fid::COUNT],
         };
         // The check configures and releases counters of the hart it runs on, so it stays on one
         // hart. No event exists meanwhile: event_init waits for the check.
@@ -294,9 +294,6 @@ impl Job for StdEventsCheck {
     }
 }
 
-/// The number of SBI PMU functions (IDs 0 to 8), the columns of the call statistics.
-const SBI_PMU_FUNCTIONS: usize = 9;
-
 /// The words of the event-info array: two per standard event (SBI v3.0, Table 18).
 const EVENT_INFO_WORDS: usize = 2 * StdEvents::COUNT;
 
@@ -307,7 +304,7 @@ struct CheckFirmware {
     mem: Option<FirmwareMem<EVENT_INFO_WORDS>>,
     /// The driver's copy of the array: copied to firmware's before the call and back after it.
     words: [u64; EVENT_INFO_WORDS],
-    calls: [u64; SBI_PMU_FUNCTIONS],
+    calls: [u64; Fid::COUNT],
 }
 
 impl SbiEcall for CheckFirmware {
@@ -326,7 +323,7 @@ impl SbiEcall for CheckFirmware {
     }
 
     fn read_csr(&mut self, csr: u16) -> u64 {
-        arch::read_counter_csr(csr)
+        SbiFirmware.read_csr(csr)
     }
 
     fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {

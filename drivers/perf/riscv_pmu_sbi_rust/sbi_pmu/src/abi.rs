@@ -106,6 +106,9 @@ pub enum Fid {
 }
 
 impl Fid {
+    /// The number of functions (IDs 0 to 8): the size of a table indexed by [`Fid::id`].
+    pub const COUNT: usize = 9;
+
     /// The function ID passed in `a6`.
     #[inline]
     pub const fn id(self) -> usize {

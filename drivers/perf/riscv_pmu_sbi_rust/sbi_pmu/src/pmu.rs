@@ -76,7 +76,7 @@ pub struct OverflowEvent {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct PmuStats {
     /// SBI calls made, indexed by function ID.
-    pub calls: [u64; 9],
+    pub calls: [u64; Fid::COUNT],
     /// Flushes that made at least one call.
     pub flushes: u64,
     /// Adds that took a parked counter back without `counter_config_matching`.
