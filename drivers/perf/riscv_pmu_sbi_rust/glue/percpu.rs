@@ -133,9 +133,9 @@ struct CpuCall<'a, T, F, R> {
 }
 
 impl<T: Send> PerCpu<T> {
-    /// Runs `f` on `cpu` with that CPU's copy and a token, with interrupts disabled, and returns its result;
-    /// `None` when the CPU is offline. It waits for the other CPU, so it must be called in process
-    /// context.
+    /// Runs `f` on `cpu` with that CPU's copy and a token, with interrupts disabled, and returns
+    /// its result; `None` when the CPU is offline. It waits for the other CPU, so it must be called
+    /// in process context.
     pub(crate) fn with_cpu<R: Send, F: FnOnce(&T, &LocalCpu<'_>) -> R + Send>(
         &self,
         cpu: u32,
