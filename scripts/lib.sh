@@ -31,3 +31,29 @@ hash_of() {
 
 # elapsed START: seconds since START (from $SECONDS) as "Mm SSs".
 elapsed() { local d=$((SECONDS - $1)); printf '%dm%02ds' $((d / 60)) $((d % 60)); }
+
+# debian_extract TREE LOG PKG...: unpacks Debian trixie riscv64 packages (and what they depend on) into TREE with
+# mmdebstrap's extract variant, which runs no maintainer script, so nothing riscv64 runs on the build machine.
+# A mirror caught between two point releases serves a trixie InRelease whose index hashes do not match its
+# riscv64 index yet; the install is then retried through the `stable` alias when that names trixie too.
+debian_extract() {
+  local tree=$1 log=$2 suite
+  shift 2
+  local pkgs
+  pkgs=$(IFS=,; echo "$*")
+  for suite in trixie stable; do
+    if [ "$suite" = stable ]; then
+      local release
+      release=$(curl -fsS -m 60 http://deb.debian.org/debian/dists/stable/InRelease 2>/dev/null) || return 1
+      grep -qx 'Codename: trixie' <<<"$release" || return 1
+      say debian "the mirror's trixie index is inconsistent (see $log); retrying through 'stable', which is trixie"
+    fi
+    rm -rf "$tree"
+    if mmdebstrap --quiet --variant=extract --architectures=riscv64 --include="$pkgs" \
+      "$suite" "$tree" "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
+      >>"$log" 2>&1; then
+      return 0
+    fi
+  done
+  return 1
+}

@@ -250,6 +250,8 @@ pub struct Model {
     event_info_mem: Vec<u64>,
     irq_pending: bool,
     calls: [u64; 9],
+    /// Counter CSR reads by the supervisor (`cycle`, `instret`, `hpmcounterN`, `scountovf`).
+    csr_reads: u64,
     anomalies: Vec<Anomaly>,
 }
 
@@ -311,6 +313,7 @@ impl Model {
             event_info_mem: vec![0; 2 * EVENT_INFO_ENTRIES],
             irq_pending: false,
             calls: [0; 9],
+            csr_reads: 0,
             anomalies: Vec::new(),
         }
     }
@@ -323,6 +326,11 @@ impl Model {
     /// What `sbi_get_spec_version()` of the base extension returns on this hart.
     pub fn spec_version(&self) -> usize {
         self.cfg.version.encode()
+    }
+
+    /// Counter CSR reads (including `scountovf`) the supervisor made.
+    pub fn csr_reads(&self) -> u64 {
+        self.csr_reads
     }
 
     /// SBI calls received, by function ID.
@@ -405,6 +413,11 @@ impl Model {
     /// The supervisor's snapshot page (the same memory the driver sees).
     pub fn snapshot_page(&self) -> &SnapshotPage {
         &self.page
+    }
+
+    /// The supervisor's snapshot page, to write as the supervisor does.
+    pub fn snapshot_page_mut(&mut self) -> &mut SnapshotPage {
+        &mut self.page
     }
 
     fn counts(&self, c: &Counter, ev: SimEvent, mode: Mode) -> bool {
@@ -816,6 +829,7 @@ impl SbiEcall for Model {
     }
 
     fn read_csr(&mut self, csr: u16) -> u64 {
+        self.csr_reads += 1;
         if csr == spec::CSR_SCOUNTOVF {
             if !self.cfg.sscofpmf {
                 self.anomalies.push(Anomaly::UnknownCsr(csr));
@@ -844,8 +858,26 @@ impl SbiEcall for Model {
         }
     }
 
-    fn snapshot_mem(&mut self) -> Option<(u64, &mut SnapshotPage)> {
-        Some((SNAPSHOT_PHYS, &mut self.page))
+    fn snapshot_phys(&mut self) -> Option<u64> {
+        Some(SNAPSHOT_PHYS)
+    }
+
+    fn snapshot_word(&mut self, word: usize) -> u64 {
+        match word.checked_sub(1) {
+            None => self.page.ctr_overflow_mask,
+            Some(i) => self.page.ctr_values.get(i).copied().unwrap_or(0),
+        }
+    }
+
+    fn set_snapshot_word(&mut self, word: usize, value: u64) {
+        match word.checked_sub(1) {
+            None => self.page.ctr_overflow_mask = value,
+            Some(i) => {
+                if let Some(v) = self.page.ctr_values.get_mut(i) {
+                    *v = value;
+                }
+            }
+        }
     }
 
     fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {

@@ -31,8 +31,8 @@
 //! - an event perf stops inside the overflow handler (throttling) stays stopped.
 
 use sbi_pmu::abi::{
-    CfgFlags, EventIdx, EventType, HwGeneralEvent, SbiError, SbiVersion, SnapshotPage, StartFlags,
-    StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
+    CfgFlags, EventIdx, EventType, HwGeneralEvent, SbiError, SbiVersion, StartFlags, StopFlags,
+    CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use sbi_pmu::counters::{
     event_set_period, event_update_with, EventFlags, HesState, HwPerfEvent, PmuInfo, IDX_NONE,
@@ -107,10 +107,10 @@ impl PerEvent {
         if !self.info.version.at_least(SbiVersion::V2_0) {
             return Ok(());
         }
-        let Some((phys, page)) = fw.snapshot_shmem() else {
+        let Some(phys) = fw.snapshot_phys() else {
             return Ok(());
         };
-        *page = SnapshotPage::new();
+        fw.clear_snapshot();
         fw.snapshot_set_shmem(phys as usize, 0, 0)?;
         self.snapshot = true;
         Ok(())
@@ -183,11 +183,10 @@ impl PerEvent {
             if r.is_ok() && self.snapshot {
                 // The value was saved relative to counter_idx_base, that is at index 0; the driver
                 // keeps it at the counter's own index.
-                if let Some((_, page)) = fw.snapshot_shmem() {
-                    page.ctr_values[idx] = page.ctr_values[0];
-                    if idx > 0 {
-                        page.ctr_values[0] = 0;
-                    }
+                let value = fw.snapshot_value(0);
+                fw.set_snapshot_value(idx, value);
+                if idx > 0 {
+                    fw.set_snapshot_value(0, 0);
                 }
             }
         }
@@ -221,8 +220,7 @@ impl PerEvent {
         // With snapshot memory the bitmap is relative to counter_idx_base 0, so in logical counters;
         // scountovf is indexed by hardware counter.
         let overflow = if self.snapshot {
-            fw.snapshot_shmem()
-                .map_or(0, |(_, page)| page.ctr_overflow_mask)
+            fw.snapshot_overflow_mask()
         } else {
             fw.read_counter_csr(CSR_SCOUNTOVF)
         };
@@ -279,10 +277,8 @@ impl PerEvent {
         let reload = self.ovf_reload & restart;
         if self.snapshot {
             // The other counters restart from the values the stop saved in the page.
-            if let Some((_, page)) = fw.snapshot_shmem() {
-                for i in counters(reload) {
-                    page.ctr_values[i] = self.init_val[i];
-                }
+            for i in counters(reload) {
+                fw.set_snapshot_value(i, self.init_val[i]);
             }
             let _ = fw.counter_start(0, restart as usize, StartFlags::INIT_SNAPSHOT, 0);
         } else {
@@ -351,8 +347,7 @@ impl PerEvent {
         };
         let value = if self.snapshot && hw.state.contains(HesState::STOPPED) {
             // The stop saved the value in the snapshot page.
-            fw.snapshot_shmem()
-                .map_or(0, |(_, page)| page.ctr_values[idx])
+            fw.snapshot_value(idx)
         } else if info.is_firmware() {
             // As the C driver, a failed read counts as the value 0.
             fw.counter_fw_read(idx).map_or(0, |v| v as u64)

@@ -108,9 +108,12 @@ fn context_switch_of_counting_events_is_one_stop_and_one_start() {
 
 #[test]
 fn context_switch_with_firmware_events_adds_only_their_reads() {
-    // Firmware counters are read with an SBI call when perf stops them; nothing else is added.
+    // Without snapshot memory firmware counters are read with an SBI call when perf stops them;
+    // nothing else is added.
     let attrs = [hw_attr(0), fw_attr(5), fw_attr(7)];
-    let (mut sys, events) = counting_system(Config::opensbi_like(Version::V2_0, 4, 48), &attrs);
+    let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
+    cfg.snapshot = false;
+    let (mut sys, events) = counting_system(cfg, &attrs);
     sys.tick(0, SimEvent::Fw(5), Mode::S, 3);
     let reads = calls_of(&sys, 0, Function::CounterFwRead);
     let (out, back) = context_switch(&mut sys, &events);
@@ -122,6 +125,49 @@ fn context_switch_with_firmware_events_adds_only_their_reads() {
     sys.check_counts();
     assert_eq!(sys.events[events[1]].count, 3);
     assert_eq!(sys.events[events[2]].count, 4);
+}
+
+#[test]
+fn context_switch_with_snapshot_is_one_stop_and_one_start_without_reads() {
+    // With snapshot memory the first stop of the window stops every counter with TAKE_SNAPSHOT and
+    // every event, firmware ones included, is updated from the saved values: 5 hardware and 3
+    // firmware events switch out with one call and back in with one, and no counter is read.
+    let attrs = [
+        hw_attr(0),
+        hw_attr(1),
+        hw_attr(2),
+        hw_attr(4),
+        hw_attr(5),
+        fw_attr(5),
+        fw_attr(7),
+        fw_attr(8),
+    ];
+    let cfg = Config::opensbi_like(Version::V2_0, 8, 48);
+    assert!(cfg.snapshot);
+    let (mut sys, events) = counting_system(cfg, &attrs);
+    assert!(sys.cpus[0].pmu.snapshot_enabled());
+    for round in 0..3u64 {
+        sys.tick(0, CYCLES, Mode::U, 1000);
+        sys.tick(0, SimEvent::Fw(5), Mode::S, 3);
+        sys.tick(0, SimEvent::Fw(8), Mode::S, 2);
+        let reads = calls_of(&sys, 0, Function::CounterFwRead);
+        let csr_reads = sys.cpus[0].model.csr_reads();
+        let (out, back) = context_switch(&mut sys, &events);
+        assert_eq!((out, back), (1, 1), "round {round}");
+        assert_eq!(
+            calls_of(&sys, 0, Function::CounterFwRead),
+            reads,
+            "round {round}"
+        );
+        assert_eq!(sys.cpus[0].model.csr_reads(), csr_reads, "round {round}");
+    }
+    sys.tick(0, SimEvent::Fw(7), Mode::S, 4);
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[events[0]].count, 3000);
+    assert_eq!(sys.events[events[5]].count, 9);
+    assert_eq!(sys.events[events[6]].count, 4);
+    assert_eq!(sys.events[events[7]].count, 6);
 }
 
 #[test]
@@ -236,12 +282,15 @@ fn sampling_overflow_with_snapshot_restarts_in_one_call() {
     }
     let stops = calls_of(&sys, 0, Function::CounterStop);
     let starts = calls_of(&sys, 0, Function::CounterStart);
+    let csr_reads = sys.cpus[0].model.csr_reads();
     // 3000 cycles: overflows at 1000, 1500, 2000, 3000 (two counters at once).
     sys.tick(0, CYCLES, Mode::S, 3000);
     let irqs = sys.cpus[0].pmu.stats().overflows;
     assert_eq!(irqs, 4);
     assert_eq!(calls_of(&sys, 0, Function::CounterStop) - stops, irqs);
     assert_eq!(calls_of(&sys, 0, Function::CounterStart) - starts, irqs);
+    // The overflow bitmap and the counter values come from the page: no scountovf or counter read.
+    assert_eq!(sys.cpus[0].model.csr_reads(), csr_reads);
     sys.settle();
     sys.check_counts();
     assert_eq!(sys.events[s1].samples, 3);

@@ -346,7 +346,7 @@ fn table_16_and_17_snapshot_shared_memory() {
     start(&mut m, d, 1, set_init, 100).unwrap();
     m.tick(SimEvent::Hw(BRANCHES), Mode::U, 5);
     assert!(m.irq_pending());
-    Firmware::snapshot_shmem(&mut m).unwrap().1.ctr_values[9] = 0xdead;
+    m.snapshot_page_mut().ctr_values[9] = 0xdead;
     stop(&mut m, c, 0b11, spec::SBI_PMU_STOP_FLAG_TAKE_SNAPSHOT).unwrap();
     let page = m.snapshot_page();
     assert_eq!(page.ctr_values[0], 3);
@@ -356,7 +356,7 @@ fn table_16_and_17_snapshot_shared_memory() {
 
     // INIT_SNAPSHOT loads every started counter from the page, relative to the base.
     {
-        let (_, page) = Firmware::snapshot_shmem(&mut m).unwrap();
+        let page = m.snapshot_page_mut();
         page.ctr_values[0] = 1000;
         page.ctr_values[1] = 2000;
     }

@@ -698,6 +698,17 @@ const _: () = assert!(offset_of!(SnapshotPage, reserved) == 0x0208);
 const _: () = assert!(size_of::<[u64; 447]>() == 3576);
 
 impl SnapshotPage {
+    /// The word (64-bit index into the page) of `ctr_overflow_mask`.
+    pub const OVERFLOW_WORD: usize = 0;
+    /// The words the specification defines: the overflow bitmap and the counter values. The rest
+    /// is reserved.
+    pub const USED_WORDS: usize = 1 + RISCV_MAX_COUNTERS;
+
+    /// The word of `ctr_values[idx]`.
+    pub const fn value_word(idx: usize) -> usize {
+        1 + idx
+    }
+
     /// A zeroed page.
     pub const fn new() -> Self {
         Self {

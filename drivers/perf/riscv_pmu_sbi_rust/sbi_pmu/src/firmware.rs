@@ -13,14 +13,16 @@
 //!
 //! The specification names shared memory by physical address. The memory itself belongs to the
 //! implementor of the trait (the kernel glue allocates one page per CPU for the snapshot and an array
-//! for `event_get_info`; the model simulates physical memory), which hands the driver logic the
-//! physical address together with a short-lived `&mut` view through [`Firmware::snapshot_shmem`] and
-//! [`Firmware::event_info_shmem`]. Because that view borrows the implementor mutably, the driver
-//! logic can never hold it across an SBI call, which is when firmware writes the memory: every access
-//! asks for a fresh view after the call returned.
+//! for `event_get_info`; the model simulates physical memory). The snapshot page is reached one word
+//! at a time ([`Firmware::snapshot_value`], [`Firmware::set_snapshot_value`], ...): the kernel turns
+//! each into one volatile access, because firmware writes that page during SBI calls, like a device
+//! doing DMA. The event-info array is lent as a short-lived `&mut` view through
+//! [`Firmware::event_info_shmem`], which the kernel copies in and out around the call. Because every
+//! access borrows the implementor mutably, the driver logic can never hold one across an SBI call.
 
 use crate::abi::{
     sbi_result, CfgFlags, EventIdx, Fid, SbiError, SnapshotPage, StartFlags, StopFlags,
+    RISCV_MAX_COUNTERS,
 };
 
 /// The nine SBI PMU functions, the counter CSR reads and the shared memory views the driver uses.
@@ -93,11 +95,30 @@ pub trait Firmware {
     /// counters, and `scountovf` ([`crate::abi::CSR_SCOUNTOVF`]) for the overflow bits.
     fn read_counter_csr(&mut self, csr: u16) -> u64;
 
-    /// The physical address of this hart's snapshot page and the supervisor's view of it, if the
-    /// implementation has one. The default has none, so the driver runs without snapshot.
-    fn snapshot_shmem(&mut self) -> Option<(u64, &mut SnapshotPage)> {
+    /// The physical address of this hart's snapshot page, if the implementation has one. The
+    /// default has none, so the driver runs without snapshot.
+    fn snapshot_phys(&mut self) -> Option<u64> {
         None
     }
+
+    /// `counter_overflow_bitmap` of the snapshot page (0 without a page).
+    fn snapshot_overflow_mask(&mut self) -> u64 {
+        0
+    }
+
+    /// `counter_values[idx]` of the snapshot page (0 without a page or for `idx` >= 64).
+    fn snapshot_value(&mut self, idx: usize) -> u64 {
+        let _ = idx;
+        0
+    }
+
+    /// Sets `counter_values[idx]` of the snapshot page (nothing without a page or for `idx` >= 64).
+    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
+        let _ = (idx, value);
+    }
+
+    /// Zeroes the words of the snapshot page the specification defines.
+    fn clear_snapshot(&mut self) {}
 
     /// The physical address and the supervisor's view of an array of event-info entries that
     /// `event_get_info` may use, if the implementation has one. The default has none, so the driver
@@ -134,9 +155,22 @@ pub trait SbiEcall {
     /// Reads a counter CSR; see [`Firmware::read_counter_csr`].
     fn read_csr(&mut self, csr: u16) -> u64;
 
-    /// The snapshot page; see [`Firmware::snapshot_shmem`].
-    fn snapshot_mem(&mut self) -> Option<(u64, &mut SnapshotPage)> {
+    /// The physical address of the snapshot page; see [`Firmware::snapshot_phys`].
+    fn snapshot_phys(&mut self) -> Option<u64> {
         None
+    }
+
+    /// Word `word` of the snapshot page (see [`SnapshotPage::value_word`]); 0 without a page or for
+    /// a word past [`SnapshotPage::USED_WORDS`].
+    fn snapshot_word(&mut self, word: usize) -> u64 {
+        let _ = word;
+        0
+    }
+
+    /// Sets word `word` of the snapshot page; nothing without a page or past
+    /// [`SnapshotPage::USED_WORDS`].
+    fn set_snapshot_word(&mut self, word: usize, value: u64) {
+        let _ = (word, value);
     }
 
     /// The event-info array; see [`Firmware::event_info_shmem`].
@@ -251,8 +285,32 @@ impl<T: SbiEcall> Firmware for T {
         self.read_csr(csr)
     }
 
-    fn snapshot_shmem(&mut self) -> Option<(u64, &mut SnapshotPage)> {
-        self.snapshot_mem()
+    fn snapshot_phys(&mut self) -> Option<u64> {
+        SbiEcall::snapshot_phys(self)
+    }
+
+    fn snapshot_overflow_mask(&mut self) -> u64 {
+        self.snapshot_word(SnapshotPage::OVERFLOW_WORD)
+    }
+
+    fn snapshot_value(&mut self, idx: usize) -> u64 {
+        if idx < RISCV_MAX_COUNTERS {
+            self.snapshot_word(SnapshotPage::value_word(idx))
+        } else {
+            0
+        }
+    }
+
+    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
+        if idx < RISCV_MAX_COUNTERS {
+            self.set_snapshot_word(SnapshotPage::value_word(idx), value);
+        }
+    }
+
+    fn clear_snapshot(&mut self) {
+        for word in 0..SnapshotPage::USED_WORDS {
+            self.set_snapshot_word(word, 0);
+        }
     }
 
     fn event_info_shmem(&mut self) -> Option<(u64, &mut [u64])> {
@@ -327,7 +385,7 @@ mod tests {
             Some((Fid::EventGetInfo, [0x8000_2000, 0, 52, 0, 0, 0]))
         );
         assert_eq!(Firmware::read_counter_csr(&mut r, 0xC03), 0x1806);
-        assert!(Firmware::snapshot_shmem(&mut r).is_none());
+        assert!(Firmware::snapshot_phys(&mut r).is_none());
         assert!(Firmware::event_info_shmem(&mut r).is_none());
     }
 

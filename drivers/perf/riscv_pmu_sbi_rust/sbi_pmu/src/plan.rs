@@ -29,8 +29,10 @@ pub struct FlushState {
     /// Counters whose event mapping must be dropped (stopped with RESET); never in `want`.
     pub reset: u64,
     /// Firmware counters, whose values only firmware knows (they cannot join a snapshot start
-    /// unless they are reloaded).
+    /// unless they are reloaded or their value is known).
     pub fw_counters: u64,
+    /// Stopped counters whose value the driver knows from a snapshot.
+    pub known: u64,
     /// Whether this CPU has snapshot shared memory.
     pub snapshot: bool,
 }
@@ -84,8 +86,9 @@ impl Plan {
     /// alone. Wanted counters that are not left running start: those needing no new value in one
     /// plain call; reloads from the snapshot page in one call when there is snapshot memory, else one
     /// call each. With snapshot memory, counters that need no new value join the snapshot call when
-    /// none of them is a firmware counter (the caller reads hardware counters' values from their
-    /// CSRs), so a flush then starts everything in a single call.
+    /// none of them is a firmware counter whose value is unknown (the caller writes the values a
+    /// snapshot saved, or reads hardware counters' CSRs), so a flush then starts everything in a
+    /// single call.
     pub const fn new(s: &FlushState) -> Self {
         let reset = s.reset;
         let want = s.want & !reset;
@@ -95,7 +98,7 @@ impl Plan {
         let reload = to_start & s.reload;
         let plain = to_start & !s.reload;
         if s.snapshot && reload != 0 {
-            if plain & s.fw_counters == 0 {
+            if plain & s.fw_counters & !s.known == 0 {
                 Self {
                     stop,
                     reset,
@@ -189,6 +192,7 @@ mod tests {
             reload,
             reset,
             fw_counters: 0xff00,
+            known: 0,
             snapshot,
         }
     }
@@ -283,6 +287,7 @@ mod tests {
                 reload: m(8) & m(4),
                 reset,
                 fw_counters: 0b1000,
+                known: 0,
                 snapshot: bits & 1 == 0,
             };
             let p = Plan::new(&s);

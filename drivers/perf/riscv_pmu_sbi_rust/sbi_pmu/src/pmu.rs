@@ -30,8 +30,8 @@
 //! from the counter, and counting events are updated on overflow too (the C driver skips them).
 //!
 use crate::abi::{
-    CfgFlags, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, SbiVersion, SnapshotPage,
-    StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
+    CfgFlags, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, SbiVersion, StartFlags,
+    StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
 };
 use crate::counters::{
     counters_in, counting_floor, event_set_period, event_update_with, EventFlags, HesState, HwEvent,
@@ -134,6 +134,9 @@ pub struct CpuHwEvents {
     fresh: u64,
     /// The last value the driver knows a firmware counter to hold.
     held: [u64; RISCV_MAX_COUNTERS],
+    /// Stopped counters whose value a stop with TAKE_SNAPSHOT saved (in `held`): reading them costs
+    /// neither an SBI call nor a CSR read until they start again.
+    known: u64,
     /// Counters whose overflow is being handled.
     ovf_pending: u64,
     /// Whether the overflow handler runs (between `overflow_begin` and `overflow_end`).
@@ -171,6 +174,7 @@ impl CpuHwEvents {
             parked_owner: [0; RISCV_MAX_COUNTERS],
             fresh: 0,
             held: [0; RISCV_MAX_COUNTERS],
+            known: 0,
             ovf_pending: 0,
             in_overflow: false,
             pm_saved: 0,
@@ -246,10 +250,10 @@ impl CpuHwEvents {
         if !use_snapshot || !self.info.version.at_least(SbiVersion::V2_0) {
             return Ok(());
         }
-        let Some((phys, page)) = fw.snapshot_shmem() else {
+        let Some(phys) = fw.snapshot_phys() else {
             return Ok(());
         };
-        *page = SnapshotPage::new();
+        fw.clear_snapshot();
         self.count(Fid::SnapshotSetShmem);
         // On RV64 a physical address fits shmem_phys_lo; shmem_phys_hi is zero.
         match fw.snapshot_set_shmem(phys as usize, 0, 0) {
@@ -372,7 +376,10 @@ impl CpuHwEvents {
             if !info.is_firmware() {
                 // Counting continues from the counter value, which costs no SBI call to read, unless
                 // the value leaves too little margin before the wrap.
-                let value = fw.read_counter_csr(info.csr) & mask;
+                let value = self
+                    .stopped_value(idx)
+                    .unwrap_or_else(|| fw.read_counter_csr(info.csr))
+                    & mask;
                 if value >= counting_floor(mask) {
                     hw.set_prev_count(value);
                     false
@@ -421,11 +428,19 @@ impl CpuHwEvents {
             // The value was never loaded, so the driver no longer knows what the counter holds.
             self.fresh |= b & self.info.fw_mask;
         }
+        if self.snapshot && self.disable_depth > 0 && !never_ran && self.running & b != 0 {
+            // Inside a window with snapshot memory, the first stop stops every running counter in
+            // one call that saves their values, as a PMU-wide disable does: this and every later
+            // read in the window come from those values, and the flush restarts what perf still
+            // wants in one call.
+            self.freeze(fw);
+        }
         self.want &= !b;
         self.reload &= !b;
         hw.set_state(hw.state() | HesState::STOPPED);
         // Outside a disable window the counter stops before it is read, as in the C driver. Inside
-        // one it is read now and stopped at the flush: perf reads the count right after stop.
+        // one without snapshot memory it is read now and stopped at the flush: perf reads the count
+        // right after stop.
         self.maybe_flush(fw);
         let delta = if never_ran {
             0
@@ -460,31 +475,16 @@ impl CpuHwEvents {
             return 0;
         }
         self.stats.overflows += 1;
-        let flags = if self.snapshot {
-            StopFlags::TAKE_SNAPSHOT
+        // With snapshot memory the stop saves the counters' values and the overflow bitmap, relative
+        // to counter_idx_base 0, so in logical counters; scountovf is indexed by hardware counter.
+        let overflow = if self.snapshot && self.stop_taking_snapshot(fw, hw_running) {
+            fw.snapshot_overflow_mask()
         } else {
-            StopFlags::empty()
+            let _ = self.sbi_stop(fw, hw_running, StopFlags::empty());
+            self.info
+                .logical_from_hw(fw.read_counter_csr(CSR_SCOUNTOVF))
         };
-        let _ = self.sbi_stop(fw, hw_running, flags);
         self.running &= !hw_running;
-        // With snapshot memory the bitmap is relative to counter_idx_base 0, so it is in logical
-        // counters already; scountovf is indexed by hardware counter.
-        let from_page = if self.snapshot {
-            fw.snapshot_shmem().map(|(_, page)| page.ctr_overflow_mask)
-        } else {
-            None
-        };
-        let overflow = match from_page {
-            Some(mask) => mask,
-            None => {
-                if self.snapshot {
-                    // The implementation withdrew the page; the CSR still tells.
-                    self.stats.errors += 1;
-                }
-                self.info
-                    .logical_from_hw(fw.read_counter_csr(CSR_SCOUNTOVF))
-            }
-        };
         self.ovf_pending = overflow & hw_running & self.used_hw_ctrs;
         self.ovf_pending
     }
@@ -558,7 +558,9 @@ impl CpuHwEvents {
         let Some(info) = self.info.counter_info(idx) else {
             return 0;
         };
-        let value = if info.is_firmware() {
+        let value = if let Some(value) = self.stopped_value(idx) {
+            value
+        } else if info.is_firmware() {
             self.count(Fid::CounterFwRead);
             match fw.counter_fw_read(idx) {
                 // RV64: the value register holds the whole 64-bit counter.
@@ -693,6 +695,7 @@ impl CpuHwEvents {
         if let Some(slot) = self.mapped.get_mut(idx) {
             if *slot != Some(cfg) {
                 self.fresh |= b;
+                self.known &= !b;
             }
             *slot = Some(cfg);
         }
@@ -712,6 +715,7 @@ impl CpuHwEvents {
     fn forget(&mut self, mask: u64) {
         self.parked &= !mask;
         self.reset &= !mask;
+        self.known &= !mask;
         // Only the counters in the mask are visited: every flush calls this, mostly with none.
         for i in counters_in(mask) {
             if let Some(slot) = self.mapped.get_mut(i) {
@@ -734,6 +738,7 @@ impl CpuHwEvents {
             reload: self.reload,
             reset: self.reset,
             fw_counters: self.info.fw_mask,
+            known: self.known,
             snapshot: self.snapshot,
         };
         let plan = Plan::new(&state);
@@ -743,7 +748,12 @@ impl CpuHwEvents {
         for call in plan.calls() {
             match call {
                 PlannedCall::Stop { cmask, flags } => {
-                    let _ = self.sbi_stop(fw, cmask, flags);
+                    // A plain stop saves the values when there is snapshot memory: perf reads the
+                    // events right after.
+                    if !(flags.is_empty() && self.snapshot && self.stop_taking_snapshot(fw, cmask))
+                    {
+                        let _ = self.sbi_stop(fw, cmask, flags);
+                    }
                 }
                 PlannedCall::Start { cmask, flags } => {
                     if flags.contains(StartFlags::INIT_SNAPSHOT) {
@@ -761,50 +771,60 @@ impl CpuHwEvents {
         }
         self.running = Plan::running_after(&state);
         self.want &= self.running;
+        self.known &= !self.running;
         self.reload = 0;
         self.forget(state.reset);
     }
 
-    /// Starts counters from the snapshot page: the new value for reloads, the current CSR value for
-    /// hardware counters that continue. Without a page (the implementation withdrew it) it falls back
-    /// to the calls without snapshot.
-    fn start_from_snapshot<F: Firmware>(&mut self, fw: &mut F, cmask: u64) {
-        let mut values = [0u64; RISCV_MAX_COUNTERS];
-        for (i, v) in values.iter_mut().enumerate() {
-            if cmask & bit(i) == 0 {
-                continue;
+    /// Stops every running counter in one call that saves their values in the snapshot page
+    /// (perf's disable window with snapshot memory); the flush starts those perf still wants.
+    fn freeze<F: Firmware>(&mut self, fw: &mut F) {
+        let running = self.running;
+        if self.stop_taking_snapshot(fw, running) {
+            self.running = 0;
+        }
+    }
+
+    /// `counter_stop(mask, TAKE_SNAPSHOT)`, keeping the saved values as known. False (and nothing
+    /// kept) when the call failed.
+    fn stop_taking_snapshot<F: Firmware>(&mut self, fw: &mut F, mask: u64) -> bool {
+        if self.sbi_stop(fw, mask, StopFlags::TAKE_SNAPSHOT).is_err() {
+            return false;
+        }
+        for i in counters_in(mask) {
+            let value = fw.snapshot_value(i);
+            if let Some(h) = self.held.get_mut(i) {
+                *h = value;
             }
-            *v = if self.reload & bit(i) != 0 {
+        }
+        self.known |= mask;
+        true
+    }
+
+    /// The value a stopped counter holds, when a snapshot saved it.
+    fn stopped_value(&self, idx: usize) -> Option<u64> {
+        if self.known & bit(idx) != 0 {
+            self.held.get(idx).copied()
+        } else {
+            None
+        }
+    }
+
+    /// Starts counters from the snapshot page: the new value for reloads, the value a snapshot saved
+    /// or else the current CSR value for counters that continue.
+    fn start_from_snapshot<F: Firmware>(&mut self, fw: &mut F, cmask: u64) {
+        for i in counters_in(cmask) {
+            let value = if self.reload & bit(i) != 0 {
                 self.init_val.get(i).copied().unwrap_or(0)
+            } else if let Some(value) = self.stopped_value(i) {
+                value
             } else {
                 let info = self.info.counter_info(i);
                 info.map_or(0, |c| fw.read_counter_csr(c.csr) & c.width_mask())
             };
+            fw.set_snapshot_value(i, value);
         }
-        match fw.snapshot_shmem() {
-            Some((_, page)) => {
-                for (i, v) in values.iter().enumerate() {
-                    if cmask & bit(i) != 0 {
-                        if let Some(slot) = page.ctr_values.get_mut(i) {
-                            *slot = *v;
-                        }
-                    }
-                }
-                let _ = self.sbi_start(fw, 0, cmask, StartFlags::INIT_SNAPSHOT, 0);
-            }
-            None => {
-                self.stats.errors += 1;
-                let plain = cmask & !self.reload;
-                if plain != 0 {
-                    let _ = self.sbi_start(fw, 0, plain, StartFlags::empty(), 0);
-                }
-                for (i, v) in values.iter().enumerate() {
-                    if cmask & self.reload & bit(i) != 0 {
-                        let _ = self.sbi_start(fw, i, 1, StartFlags::SET_INIT_VALUE, *v);
-                    }
-                }
-            }
-        }
+        let _ = self.sbi_start(fw, 0, cmask, StartFlags::INIT_SNAPSHOT, 0);
     }
 
     fn count(&mut self, fid: Fid) {
