@@ -36,7 +36,7 @@ use crate::glue::{
     sysctl::IntSysctl,
     sysfs::{AttributeGroup, AttributeGroups, Attributes, FormatAttr},
 };
-use core::sync::atomic::{AtomicI32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 use sbi_pmu::{
     abi::{EventIdx, Fid, SbiVersion, EXT_PMU, RISCV_MAX_COUNTERS},
@@ -157,7 +157,7 @@ impl RiscvPmu {
         }
         pr_info!("SBI PMU extension is available\n");
 
-        let info = PmuInfo::probe(&mut SbiFirmware, version).map_err(|_| {
+        let info = PmuInfo::probe(&mut SbiFirmware::new(false), version).map_err(|_| {
             pr_err!("SBI PMU extension doesn't provide any counters\n");
             ENODEV
         })?;
@@ -257,7 +257,7 @@ impl RiscvPmu {
     pub(crate) fn new_cpu_state(&self) -> CpuState {
         CpuState {
             core: CpuHwEvents::new(&self.info),
-            fw: SbiFirmware,
+            fw: SbiFirmware::new(self.info.version.at_least(SbiVersion::V2_0)),
         }
     }
 }
@@ -283,6 +283,7 @@ impl Job for StdEventsCheck {
             mem: FirmwareMem::new().ok(),
             words: [0; EVENT_INFO_WORDS],
             calls: [0; Fid::COUNT],
+            fw: SbiFirmware::new(false),
         };
         // The check configures and releases counters of the hart it runs on, so it stays on one
         // hart. No event exists meanwhile: event_init waits for the check.
@@ -305,6 +306,8 @@ struct CheckFirmware {
     /// The driver's copy of the array: copied to firmware's before the call and back after it.
     words: [u64; EVENT_INFO_WORDS],
     calls: [u64; Fid::COUNT],
+    /// The calls themselves; no snapshot page.
+    fw: SbiFirmware,
 }
 
 impl SbiEcall for CheckFirmware {
@@ -314,16 +317,16 @@ impl SbiEcall for CheckFirmware {
         }
         let lent = self.mem.as_mut().filter(|_| fid == Fid::EventGetInfo);
         let Some(mem) = lent else {
-            return SbiFirmware.sbi_ecall(fid, args);
+            return self.fw.sbi_ecall(fid, args);
         };
         mem.write_from(&self.words);
-        let ret = SbiFirmware.sbi_ecall(fid, args);
+        let ret = self.fw.sbi_ecall(fid, args);
         mem.read_into(&mut self.words);
         ret
     }
 
     fn read_csr(&mut self, csr: u16) -> u64 {
-        SbiFirmware.read_csr(csr)
+        self.fw.read_csr(csr)
     }
 
     fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {
@@ -332,12 +335,37 @@ impl SbiEcall for CheckFirmware {
     }
 }
 
+/// The words of the snapshot page: one page (SBI v2.0, Table 16).
+const SNAPSHOT_WORDS: usize = 4096 / core::mem::size_of::<u64>();
+
 /// The SBI PMU extension of the calling hart: the counter backend of [`CpuState`].
 ///
 /// Each call is one `ecall` (a7 = PMU extension, a6 = function ID); counter reads are `csrr`
-/// instructions. It lends firmware no memory (no snapshot page yet), so the core never passes
-/// firmware an address through it.
-pub(crate) struct SbiFirmware;
+/// instructions. With SBI v2.0 it owns the hart's snapshot page, which firmware writes during
+/// `counter_stop` with TAKE_SNAPSHOT and reads during `counter_start` with INIT_SNAPSHOT; the core
+/// reaches it one word at a time, between calls.
+pub(crate) struct SbiFirmware {
+    page: Option<FirmwareMem<SNAPSHOT_WORDS>>,
+}
+
+impl SbiFirmware {
+    /// The backend of a CPU, with a snapshot page when `snapshot` asks for one and it can be
+    /// allocated (else the CPU runs without).
+    fn new(snapshot: bool) -> Self {
+        Self {
+            page: if snapshot {
+                FirmwareMem::new().ok()
+            } else {
+                None
+            },
+        }
+    }
+
+    /// Whether the snapshot page could be allocated.
+    fn has_page(&self) -> bool {
+        self.page.is_some()
+    }
+}
 
 impl SbiEcall for SbiFirmware {
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> sbi_pmu::firmware::SbiRet {
@@ -347,6 +375,20 @@ impl SbiEcall for SbiFirmware {
 
     fn read_csr(&mut self, csr: u16) -> u64 {
         arch::read_counter_csr(csr)
+    }
+
+    fn snapshot_phys(&mut self) -> Option<u64> {
+        self.page.as_ref().map(FirmwareMem::phys_addr)
+    }
+
+    fn snapshot_word(&mut self, word: usize) -> u64 {
+        self.page.as_ref().and_then(|p| p.read(word)).unwrap_or(0)
+    }
+
+    fn set_snapshot_word(&mut self, word: usize, value: u64) {
+        if let Some(page) = self.page.as_mut() {
+            page.write(word, value);
+        }
     }
 }
 
@@ -733,6 +775,10 @@ impl CpuPmNotify for PmuSbiCpuPm {
 pub(crate) struct PmuSbiStartingCpu {
     cpus: Arc<CpuStates<CpuState>>,
     irq: Option<PercpuIrq<PmuSbiOverflow>>,
+    /// Set when firmware refused snapshot memory: CPUs that start later do not ask again.
+    no_snapshot: AtomicBool,
+    /// Set once the outcome of the snapshot setup was logged (one line per load).
+    logged: AtomicBool,
 }
 
 impl PmuSbiStartingCpu {
@@ -741,7 +787,12 @@ impl PmuSbiStartingCpu {
         cpus: Arc<CpuStates<CpuState>>,
         irq: Option<PercpuIrq<PmuSbiOverflow>>,
     ) -> Self {
-        Self { cpus, irq }
+        Self {
+            cpus,
+            irq,
+            no_snapshot: AtomicBool::new(false),
+            logged: AtomicBool::new(false),
+        }
     }
 }
 
@@ -752,10 +803,33 @@ impl CpuStarting for PmuSbiStartingCpu {
         arch::scounteren_write(scounteren_base(user_access()));
         // Firmware leaves `cycle` and `instret` running from boot, and a CPU may come back with
         // mappings from before it went down: every counter is stopped and reset, and the CPU's
-        // state forgotten. Snapshot memory is not used yet.
-        self.cpus.with_local(cpu, |state| {
-            let _ = state.core.cpu_starting(&mut state.fw, false);
+        // state forgotten. With SBI v2.0 the CPU's snapshot page is registered (firmware that
+        // refuses it once is not asked again); without it counters are read with SBI calls.
+        let use_snapshot = !self.no_snapshot.load(Ordering::Relaxed);
+        let outcome = self.cpus.with_local(cpu, |state| {
+            let result = state.core.cpu_starting(&mut state.fw, use_snapshot);
+            let missing_page = use_snapshot
+                && state.core.info().version.at_least(SbiVersion::V2_0)
+                && !state.fw.has_page();
+            (result, state.core.snapshot_enabled(), missing_page)
         });
+        if let Some((result, enabled, missing_page)) = outcome {
+            if let Err(err) = result {
+                self.no_snapshot.store(true, Ordering::Relaxed);
+                if !self.logged.swap(true, Ordering::Relaxed) {
+                    pr_info!(
+                        "no SBI PMU snapshot memory (firmware answered {:?}): counters are read with SBI calls\n",
+                        err
+                    );
+                }
+            } else if enabled && !self.logged.swap(true, Ordering::Relaxed) {
+                pr_info!("SBI PMU snapshot detected\n");
+            } else if missing_page && !self.logged.swap(true, Ordering::Relaxed) {
+                pr_info!(
+                    "no memory for the SBI PMU snapshot page: counters are read with SBI calls\n"
+                );
+            }
+        }
         if let Some(irq) = &self.irq {
             arch::clear_pending_interrupt(RV_IRQ_PMU);
             irq.enable_local(cpu);

@@ -14,6 +14,9 @@ use kernel::prelude::*;
 
 /// `N` 64-bit words of physically contiguous kernel memory, zeroed, freed on drop.
 ///
+/// `kmalloc()` aligns a power-of-two size to that size, so `FirmwareMem<512>` is one page-aligned
+/// page, as the SBI snapshot memory must be (Documentation/core-api/memory-allocation.rst).
+///
 /// # Invariants
 ///
 /// `ptr` points to `N` initialised `u64`s allocated by `kmalloc()` (physically contiguous, in the
@@ -42,6 +45,24 @@ impl<const N: usize> FirmwareMem<N> {
         // SAFETY: By the type invariant the memory is kmalloc'd, so in the linear map, where
         // `virt_to_phys()` is valid.
         unsafe { bindings::rpmu_virt_to_phys(self.ptr.as_ptr().cast()) }
+    }
+
+    /// Word `i`, or `None` past the end.
+    pub(crate) fn read(&self, i: usize) -> Option<u64> {
+        if i >= N {
+            return None;
+        }
+        // SAFETY: By the type invariant `ptr` points to `N` words owned by `self`, and `i < N`; the
+        // load is volatile and creates no reference, so firmware may access the memory too.
+        Some(unsafe { self.ptr.as_ptr().add(i).read_volatile() })
+    }
+
+    /// Sets word `i`; nothing past the end.
+    pub(crate) fn write(&mut self, i: usize, value: u64) {
+        if i < N {
+            // SAFETY: As in `read`, and `self` is borrowed mutably, so no other Rust access races.
+            unsafe { self.ptr.as_ptr().add(i).write_volatile(value) };
+        }
     }
 
     /// Copies `words` (at most `N`) to the start of the memory.
