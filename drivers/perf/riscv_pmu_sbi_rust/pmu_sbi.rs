@@ -129,13 +129,20 @@ pub(crate) fn pmu_sbi_check_c_driver() -> Result {
     for name in C_DRIVER_DEVICES {
         if platform::device_bound(name) {
             pr_err!(
-                "the C driver ({}) already provides the cpu PMU; boot with initcall_blacklist=pmu_sbi_devinit to use this driver\n",
+                "the C driver ({}) already provides the cpu PMU; boot with initcall_blacklist=pmu_sbi_devinit,riscv_pmu_legacy_devinit to use this driver\n",
                 name
             );
             return Err(EBUSY);
         }
     }
     Ok(())
+}
+
+/// Whether firmware implements the SBI PMU extension (SBI v0.3 or later, and the extension
+/// probed): without it the module registers the legacy PMU.
+pub(crate) fn has_pmu_extension() -> bool {
+    SbiVersion::from_raw(arch::sbi_spec_version()).at_least(SbiVersion::V0_3)
+        && arch::sbi_probe_extension(EXT_PMU)
 }
 
 impl RiscvPmu {

@@ -8,6 +8,8 @@
 //! be unloaded.
 //!
 //! - [`pmu_sbi`]: the driver: probe and the perf callbacks, in safe Rust.
+//! - [`pmu_legacy`]: the `cpu` PMU of firmware without the PMU extension (`cycles` and
+//!   `instructions` from the base counters), in safe Rust.
 //! - [`glue`]: the kernel interfaces the 6.12 `kernel` crate lacks (perf, per-CPU data and
 //!   interrupts, CPU PM, CPU hotplug, sysctl, debugfs, sysfs, and the RISC-V instructions), the only
 //!   `unsafe` code; it knows nothing of the SBI PMU extension.
@@ -17,10 +19,12 @@
 use kernel::prelude::*;
 
 mod glue;
+mod pmu_legacy;
 mod pmu_sbi;
 
 use glue::{arch, cpu_pm, cpuhp, debugfs, irq, perf, sysctl};
 use kernel::{c_str, sync::Arc};
+use pmu_legacy::LegacyPmu;
 use pmu_sbi::{
     PerfUserAccess, PmuSbiCpuPm, PmuSbiOverflow, PmuSbiStartingCpu, RiscvPmu, SbiCallStats,
     RV_IRQ_PMU,
@@ -42,7 +46,7 @@ module! {
 /// leaves no event on a counter) before the CPU PM notifier and the hotplug state go; the latter
 /// releases the counters still mapped on every CPU and disables the overflow interrupt on each CPU
 /// before it frees it. The sysctl and the debugfs file go first.
-struct RiscvPmuSbiModule {
+struct SbiPmuModule {
     _user_access: Pin<KBox<sysctl::Registration<PerfUserAccess>>>,
     _stats: debugfs::Registration<SbiCallStats>,
     _pmu: Pin<KBox<perf::Registration<RiscvPmu>>>,
@@ -50,9 +54,33 @@ struct RiscvPmuSbiModule {
     _starting_cpu: Pin<KBox<cpuhp::Registration<PmuSbiStartingCpu>>>,
 }
 
+/// The module: the SBI PMU, or without the SBI PMU extension the legacy PMU (which needs no
+/// per-CPU setup, interrupt, sysctl or statistics).
+enum RiscvPmuSbiModule {
+    Sbi {
+        _module: SbiPmuModule,
+    },
+    Legacy {
+        _pmu: Pin<KBox<perf::Registration<LegacyPmu>>>,
+    },
+}
+
 impl kernel::Module for RiscvPmuSbiModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
         pmu_sbi::pmu_sbi_check_c_driver()?;
+        if !pmu_sbi::has_pmu_extension() {
+            return Ok(Self::Legacy {
+                _pmu: LegacyPmu::register(module)?,
+            });
+        }
+        Ok(Self::Sbi {
+            _module: SbiPmuModule::init(module)?,
+        })
+    }
+}
+
+impl SbiPmuModule {
+    fn init(module: &'static ThisModule) -> Result<Self> {
         let mut pmu = RiscvPmu::probe()?;
 
         // Each CPU's state: one struct, borrowed for a scope by whichever code runs on that CPU

@@ -612,12 +612,33 @@ impl<T: Driver> Registration<T> {
                 start: Some(Adapter::<T>::start_callback),
                 stop: Some(Adapter::<T>::stop_callback),
                 read: Some(Adapter::<T>::read_callback),
-                pmu_enable: T::HAS_PMU_ENABLE.then_some(Adapter::<T>::pmu_enable_callback),
-                pmu_disable: T::HAS_PMU_DISABLE.then_some(Adapter::<T>::pmu_disable_callback),
-                event_idx: T::HAS_EVENT_IDX.then_some(Adapter::<T>::event_idx_callback),
-                event_mapped: T::HAS_EVENT_MAPPED.then_some(Adapter::<T>::event_mapped_callback),
-                event_unmapped: T::HAS_EVENT_UNMAPPED
-                    .then_some(Adapter::<T>::event_unmapped_callback),
+                // `if` rather than `bool::then_some`: a callback the driver does not implement is
+                // then never instantiated (its body is the vtable's build error).
+                pmu_enable: if T::HAS_PMU_ENABLE {
+                    Some(Adapter::<T>::pmu_enable_callback)
+                } else {
+                    None
+                },
+                pmu_disable: if T::HAS_PMU_DISABLE {
+                    Some(Adapter::<T>::pmu_disable_callback)
+                } else {
+                    None
+                },
+                event_idx: if T::HAS_EVENT_IDX {
+                    Some(Adapter::<T>::event_idx_callback)
+                } else {
+                    None
+                },
+                event_mapped: if T::HAS_EVENT_MAPPED {
+                    Some(Adapter::<T>::event_mapped_callback)
+                } else {
+                    None
+                },
+                event_unmapped: if T::HAS_EVENT_UNMAPPED {
+                    Some(Adapter::<T>::event_unmapped_callback)
+                } else {
+                    None
+                },
                 ..Default::default()
             };
             // SAFETY: `slot` is valid for writes and pinned: the registration does not move.

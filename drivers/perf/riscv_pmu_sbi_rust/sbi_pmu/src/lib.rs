@@ -18,6 +18,7 @@
 //! - [`pmu`]: the per-CPU driver core the perf callbacks wrap.
 //! - [`firmware`]: the [`firmware::Firmware`] trait, the nine SBI PMU functions (ecalls in the kernel,
 //!   the model on the host), and how shared memory is passed to it.
+//! - [`legacy`]: the base counters `cycle` and `instret`, for firmware without the PMU extension.
 //! - [`errno`]: the Linux errno values the crate returns.
 //!
 //! The crate targets RV64 (as Rust on RISC-V Linux does): `usize` is 64 bits, and one counter mask
@@ -31,5 +32,6 @@ pub mod counters;
 pub mod errno;
 pub mod events;
 pub mod firmware;
+pub mod legacy;
 pub mod plan;
 pub mod pmu;
