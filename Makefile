@@ -3,6 +3,7 @@
 #
 #   make run        boot a RISC-V QEMU machine with the driver loaded and show perf counting and sampling
 #   make test       every test: host tests, module build checks, then the QEMU harness on both drivers
+#   make test-kvm   every guest check in the kvm entry (make test runs a subset there: nested guests are slow)
 #   make bench      both drivers side by side on the bench kernel (the test kernel without its debug options):
 #                   a table of costs, CSV and a chart in $(RPMU_CACHE)/bench; never part of make test
 #   make module     build riscv_pmu_sbi_rust.ko against the test kernel
@@ -21,7 +22,7 @@ HARNESS_ARGS ?=
 BENCH_ARGS ?=
 comma := ,
 
-.PHONY: run test bench module host-test deps kernel rootfs harness clean distclean
+.PHONY: run test test-kvm bench module host-test deps kernel rootfs harness clean distclean
 
 run:
 	scripts/demo $(if $(DRIVER),--driver $(DRIVER))
@@ -53,6 +54,10 @@ test: deps
 	else echo "[test] 2/3 module build: no module in this tree yet"; fi
 	@echo "[test] 3/3 QEMU harness, drivers: $(HARNESS_DRIVERS)"
 	@$(MAKE) --no-print-directory harness
+
+test-kvm: deps rootfs
+	tests/harness/harness.py --drivers $(HARNESS_DRIVERS) --jobs $(HARNESS_JOBS) --entries kvm --suites checks \
+	  --full kvm $(HARNESS_ARGS)
 
 bench: deps
 	tests/bench/bench.py $(BENCH_ARGS)

@@ -10,23 +10,49 @@
 
 use crate::glue::{
     arch,
+    cpuhp::{self, CpuStarting},
+    percpu::LocalCpu,
     perf::{self, Capabilities, CpuStates, EventFlags, EventInit, PerfEvent},
     sysfs::AttributeGroups,
 };
 use kernel::{c_str, prelude::*, sync::Arc};
 use sbi_pmu::{
-    counters::{HwEvent, IDX_NONE},
-    events::PERF_TYPE_RAW,
+    counters::{scounteren_base, HwEvent, IDX_NONE},
+    events::{UserAccess, PERF_TYPE_RAW},
     legacy,
 };
 
 /// The PMU without the SBI PMU extension.
 pub(crate) struct LegacyPmu;
 
+/// User mode's access to the `time` CSR on every CPU (`scounteren.TM`), which the vDSO's clock reads.
+///
+/// The SBI drivers grant it when a CPU starts; without them nothing does, and where `scounteren`
+/// starts at 0 (a KVM guest) every program reading the clock would die of SIGILL. The C legacy
+/// driver leaves it alone; this one grants it as the SBI drivers do. `cycle` and `instret` stay
+/// unreadable from user mode: events are read with read(2).
+pub(crate) struct LegacyStartingCpu;
+
+impl CpuStarting for LegacyStartingCpu {
+    const NAME: &'static CStr = c_str!("perf/riscv/pmu_legacy_rust:starting");
+
+    fn starting(&self, _cpu: &LocalCpu<'_>) -> Result {
+        arch::scounteren_write(scounteren_base(UserAccess::NoUserAccess));
+        Ok(())
+    }
+
+    fn dying(&self, _cpu: &LocalCpu<'_>) {}
+}
+
 /// The legacy PMU has no sysfs attributes (no `format/`): its two events are generic ones.
 static NO_ATTR_GROUPS: AttributeGroups<0> = AttributeGroups::new([]);
 
 impl LegacyPmu {
+    /// Grants user mode the `time` CSR on every CPU, now and when a CPU starts.
+    pub(crate) fn user_time_access() -> Result<Pin<KBox<cpuhp::Registration<LegacyStartingCpu>>>> {
+        KBox::pin_init(cpuhp::Registration::new(LegacyStartingCpu), GFP_KERNEL)
+    }
+
     /// Registers the legacy PMU (`pmu_legacy_init()`).
     pub(crate) fn register(
         module: &'static ThisModule,

@@ -850,7 +850,9 @@ impl CpuStarting for PmuSbiStartingCpu {
         }
         // perf has moved every event away: the counters kept mapped for returning events are
         // released, so no mapping outlives the CPU or the module, and user mode reads no counter.
-        arch::scounteren_write(0);
+        // It keeps reading `time` (the vDSO's clock): after an unload nothing else would grant it,
+        // and under KVM a guest's `scounteren` starts at 0.
+        arch::scounteren_write(scounteren_base(UserAccess::NoUserAccess));
         self.cpus.with_local(cpu, |state| {
             let _ = state.core.cpu_dying(&mut state.fw);
         });

@@ -62,6 +62,7 @@ enum RiscvPmuSbiModule {
     },
     Legacy {
         _pmu: Pin<KBox<perf::Registration<LegacyPmu>>>,
+        _time_access: Pin<KBox<cpuhp::Registration<pmu_legacy::LegacyStartingCpu>>>,
     },
 }
 
@@ -69,8 +70,10 @@ impl kernel::Module for RiscvPmuSbiModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
         pmu_sbi::pmu_sbi_check_c_driver()?;
         if !pmu_sbi::has_pmu_extension() {
+            let time_access = LegacyPmu::user_time_access()?;
             return Ok(Self::Legacy {
                 _pmu: LegacyPmu::register(module)?,
+                _time_access: time_access,
             });
         }
         Ok(Self::Sbi {
