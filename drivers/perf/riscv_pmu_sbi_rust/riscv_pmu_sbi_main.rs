@@ -92,7 +92,6 @@ impl kernel::Module for RiscvPmuSbiModule {
 
         let stats = debugfs::Registration::new(
             c_str!("riscv_pmu_sbi_rust"),
-            c_str!("sbi_calls"),
             SbiCallStats::new(pmu.clone(), cpus.clone()),
         )?;
 
