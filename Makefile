@@ -6,6 +6,8 @@
 #   make test-kvm   every guest check in the kvm entry (make test runs a subset there: nested guests are slow)
 #   make bench      both drivers side by side on the bench kernel (the test kernel without its debug options):
 #                   a table of costs, CSV and a chart in $(RPMU_CACHE)/bench; never part of make test
+#   make stress     both drivers on the stress kernel (kmemleak): 100,000 fuzzed perf_event_attrs, 1,000 CPU
+#                   hotplug cycles under perf, 100 module reloads, sampling storms; never part of make test
 #   make module     build riscv_pmu_sbi_rust.ko against the test kernel
 #   make host-test  the sbi_pmu crate and firmware model tests (cargo)
 #   make kernel     build the test kernel        make rootfs   build the guest root filesystem
@@ -20,9 +22,11 @@ HARNESS_JOBS ?= 2
 HARNESS_ARGS ?=
 # For example BENCH_ARGS=--quick: fewer iterations, to try the pipeline.
 BENCH_ARGS ?=
+# For example STRESS_ARGS="--fuzz 5000 --hotplug 50 --reloads 5": a shorter run (tests/stress/stress.py --help).
+STRESS_ARGS ?=
 comma := ,
 
-.PHONY: run test test-kvm bench module host-test deps kernel rootfs harness clean distclean
+.PHONY: run test test-kvm bench stress module host-test deps kernel rootfs harness clean distclean
 
 run:
 	scripts/demo $(if $(DRIVER),--driver $(DRIVER))
@@ -61,6 +65,9 @@ test-kvm: deps rootfs
 
 bench: deps
 	tests/bench/bench.py $(BENCH_ARGS)
+
+stress: deps
+	tests/stress/stress.py $(STRESS_ARGS)
 
 clean:
 	rm -rf target

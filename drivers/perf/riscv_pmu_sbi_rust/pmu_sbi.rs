@@ -411,6 +411,19 @@ impl CpuState {
     pub(crate) fn stats(&self) -> PmuStats {
         *self.core.stats()
     }
+
+    /// The use of this CPU's counters: the events holding one, the hardware and firmware
+    /// counters they hold, the counters started in firmware and those parked for a returning event.
+    pub(crate) fn counter_use(&self) -> [u64; 5] {
+        let core = &self.core;
+        [
+            u64::from(core.n_events()),
+            core.used_hw_ctrs(),
+            core.used_fw_ctrs(),
+            core.running_ctrs(),
+            core.parked_ctrs(),
+        ]
+    }
 }
 
 /// Forwards accessors of [`HwEvent`] to the glue's accessors of the same names and types.
@@ -859,10 +872,16 @@ impl CpuStarting for PmuSbiStartingCpu {
     }
 }
 
-/// The debugfs file of SBI call statistics: one line per online CPU with the number of calls of
-/// each SBI PMU function made so far, the flushes of batched work, the counters taken back from a
-/// parked mapping, and the calls that failed; then a line `check` with the calls of the
-/// standard-event check at load.
+/// The debugfs files of the driver.
+///
+/// `sbi_calls`: one line per online CPU with the number of calls of each SBI PMU function made so
+/// far, the flushes of batched work, the counters taken back from a parked mapping, and the calls
+/// that failed; then a line `check` with the calls of the standard-event check at load.
+///
+/// `counters`: one line per online CPU with the number of events holding a counter, and as
+/// hexadecimal masks the hardware and firmware counters they hold, the counters started in
+/// firmware, and the counters parked (kept configured for a returning event, held by none). With
+/// no event open every CPU shows `0 0x0 0x0 0x0`, then its parked mask.
 pub(crate) struct SbiCallStats {
     pmu: Arc<RiscvPmu>,
     cpus: Arc<CpuStates<CpuState>>,
@@ -900,7 +919,12 @@ fn stats_line(out: &mut SeqFile<'_>, label: core::fmt::Arguments<'_>, st: &PmuSt
 }
 
 impl Show for SbiCallStats {
-    fn show(&self, out: &mut SeqFile<'_>) -> Result {
+    const FILES: &'static [&'static CStr] = &[c_str!("sbi_calls"), c_str!("counters")];
+
+    fn show(&self, file: usize, out: &mut SeqFile<'_>) -> Result {
+        if file == 1 {
+            return self.show_counters(out);
+        }
         out.puts(c_str!(
             "cpu num_counters counter_get_info counter_config_matching counter_start counter_stop counter_fw_read counter_fw_read_hi snapshot_set_shmem event_get_info flushes reused errors\n"
         ));
@@ -917,5 +941,34 @@ impl Show for SbiCallStats {
             ..PmuStats::default()
         };
         stats_line(out, fmt!("check"), &check)
+    }
+}
+
+impl SbiCallStats {
+    /// The `counters` file.
+    fn show_counters(&self, out: &mut SeqFile<'_>) -> Result {
+        out.puts(c_str!("cpu events used_hw used_fw running parked\n"));
+        let mut result = Ok(());
+        percpu::for_each_possible_cpu(|cpu| {
+            // The counters' state is read on its CPU, which owns it.
+            if let Some([events, hw, fw, running, parked]) =
+                self.cpus.with_cpu(cpu, |state| state.counter_use())
+            {
+                result = result.and_then(|()| {
+                    let line = CString::try_from_fmt(fmt!(
+                        "{} {} {:#x} {:#x} {:#x} {:#x}\n",
+                        cpu,
+                        events,
+                        hw,
+                        fw,
+                        running,
+                        parked
+                    ))?;
+                    out.puts(&line);
+                    Ok(())
+                });
+            }
+        });
+        result
     }
 }

@@ -123,7 +123,6 @@ impl SbiPmuModule {
 
         let stats = debugfs::Registration::new(
             c_str!("riscv_pmu_sbi_rust"),
-            c_str!("sbi_calls"),
             SbiCallStats::new(pmu.clone(), cpus.clone()),
         )?;
 

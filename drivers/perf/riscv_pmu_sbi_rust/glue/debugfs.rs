@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A debugfs directory with one read-only file whose contents the driver writes on each read.
+//! A debugfs directory of read-only files whose contents the driver writes on each read.
 //!
 //! C header: [`include/linux/debugfs.h`](srctree/include/linux/debugfs.h)
 
 use super::bindings;
 use core::marker::PhantomData;
-use kernel::{error::from_result, ffi::c_int, ffi::c_void, prelude::*};
+use kernel::{
+    error::from_result,
+    ffi::{c_int, c_uint, c_void},
+    prelude::*,
+};
 
-/// What a debugfs file shows.
+/// What the files of a debugfs directory show.
 pub(crate) trait Show: Send + Sync + 'static {
-    /// Writes the file's contents. Runs in process context and may sleep.
-    fn show(&self, out: &mut SeqFile<'_>) -> Result;
+    /// The names of the files, in the order of the `file` index of [`Show::show`].
+    const FILES: &'static [&'static CStr];
+
+    /// Writes the contents of the file `FILES[file]`. Runs in process context and may sleep.
+    fn show(&self, file: usize, out: &mut SeqFile<'_>) -> Result;
 }
 
 /// The output buffer of a debugfs read (`struct seq_file`).
@@ -32,15 +39,16 @@ impl SeqFile<'_> {
     }
 }
 
-/// The debugfs directory `dir` with the file `file` showing `T`, removed on drop.
+/// The debugfs directory `dir` with the files `T::FILES` showing `T`, removed on drop.
 ///
 /// # Invariants
 ///
-/// `dir` was returned by `rpmu_debugfs_create()` for `file`, whose `data` points to `data`; both
-/// are on the heap, so their addresses do not change, and `dir` is removed before they are freed.
+/// `dir` was returned by `rpmu_debugfs_create()` for `files`, whose entries' `data` point to
+/// `data`; both are on the heap and never resized, so their addresses do not change, and `dir` is
+/// removed before they are freed.
 pub(crate) struct Registration<T: Show> {
     dir: *mut bindings::dentry,
-    file: KBox<bindings::rpmu_debugfs_file>,
+    files: KVec<bindings::rpmu_debugfs_file>,
     data: KBox<T>,
 }
 
@@ -52,42 +60,49 @@ unsafe impl<T: Show> Send for Registration<T> {}
 unsafe impl<T: Show> Sync for Registration<T> {}
 
 impl<T: Show> Registration<T> {
-    /// Creates `/sys/kernel/debug/<dir>/<file>`, whose reads call `data.show()`.
-    pub(crate) fn new(dir: &'static CStr, file: &'static CStr, data: T) -> Result<Self> {
+    /// Creates `/sys/kernel/debug/<dir>/` with one file per name of `T::FILES`, whose reads call
+    /// `data.show()`.
+    pub(crate) fn new(dir: &'static CStr, data: T) -> Result<Self> {
         let data = KBox::new(data, GFP_KERNEL)?;
         let ptr: *const T = &*data;
-        let mut file_ops = KBox::new(
-            bindings::rpmu_debugfs_file {
-                show: Some(Self::show_callback),
-                data: ptr.cast_mut().cast::<c_void>(),
-            },
-            GFP_KERNEL,
-        )?;
-        // SAFETY: The names are static strings; `file_ops` and the data it points to stay valid
-        // until `drop` has removed the directory, after which debugfs no longer calls
-        // `show_callback`. Each registration has its own `file_ops`.
-        let dir = unsafe {
-            bindings::rpmu_debugfs_create(dir.as_char_ptr(), file.as_char_ptr(), &mut *file_ops)
-        };
-        // INVARIANT: `dir` was created for `file_ops`, which points to `data`; both are boxed.
-        Ok(Self {
-            dir,
-            file: file_ops,
-            data,
-        })
+        let mut files = KVec::with_capacity(T::FILES.len(), GFP_KERNEL)?;
+        for (index, name) in T::FILES.iter().enumerate() {
+            files.push(
+                bindings::rpmu_debugfs_file {
+                    name: name.as_char_ptr(),
+                    show: Some(Self::show_callback),
+                    data: ptr.cast_mut().cast::<c_void>(),
+                    index: c_uint::try_from(index)?,
+                },
+                GFP_KERNEL,
+            )?;
+        }
+        let n = c_uint::try_from(files.len())?;
+        // SAFETY: The names are static strings; `files` and the data its entries point to stay
+        // valid, and `files` is not resized, until `drop` has removed the directory, after which
+        // debugfs no longer calls `show_callback`. Each registration has its own `files`.
+        let dir =
+            unsafe { bindings::rpmu_debugfs_create(dir.as_char_ptr(), files.as_mut_ptr(), n) };
+        // INVARIANT: `dir` was created for `files`, whose entries point to `data`; both are on the
+        // heap.
+        Ok(Self { dir, files, data })
     }
 
     /// # Safety
     ///
-    /// `m` must be the `seq_file` of a read of the file created by [`Registration::new`], and
-    /// `data` the pointer given there.
-    unsafe extern "C" fn show_callback(m: *mut bindings::seq_file, data: *mut c_void) -> c_int {
+    /// `m` must be the `seq_file` of a read of a file created by [`Registration::new`], `data`
+    /// the pointer given there and `index` the file's index.
+    unsafe extern "C" fn show_callback(
+        m: *mut bindings::seq_file,
+        data: *mut c_void,
+        index: c_uint,
+    ) -> c_int {
         from_result(|| {
             // SAFETY: The caller guarantees that `data` is the `T` of a live registration.
             let data = unsafe { &*data.cast::<T>() };
             // INVARIANT: `m` is the `seq_file` of this running callback.
             let mut out = SeqFile { m, _p: PhantomData };
-            data.show(&mut out)?;
+            data.show(usize::try_from(index)?, &mut out)?;
             Ok(0)
         })
     }
@@ -99,6 +114,6 @@ impl<T: Show> Drop for Registration<T> {
         // waits for running callbacks, so `data` is unused once it returns.
         unsafe { bindings::rpmu_debugfs_remove(self.dir) };
         // The callback data is freed after the directory is gone.
-        let _ = (&self.file, &self.data);
+        let _ = (&self.files, &self.data);
     }
 }

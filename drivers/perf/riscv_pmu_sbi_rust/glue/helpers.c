@@ -121,7 +121,7 @@ static int rpmu_debugfs_show(struct seq_file *m, void *unused)
 {
 	struct rpmu_debugfs_file *f = m->private;
 
-	return f->show(m, f->data);
+	return f->show(m, f->data, f->index);
 }
 
 static int rpmu_debugfs_open(struct inode *inode, struct file *file)
@@ -137,11 +137,13 @@ static const struct file_operations rpmu_debugfs_fops = {
 	.release = single_release,
 };
 
-struct dentry *rpmu_debugfs_create(const char *dir, const char *file, struct rpmu_debugfs_file *f)
+struct dentry *rpmu_debugfs_create(const char *dir, struct rpmu_debugfs_file *files, unsigned int n)
 {
 	struct dentry *d = debugfs_create_dir(dir, NULL);
+	unsigned int i;
 
-	debugfs_create_file(file, 0444, d, f, &rpmu_debugfs_fops);
+	for (i = 0; i < n; i++)
+		debugfs_create_file(files[i].name, 0444, d, &files[i], &rpmu_debugfs_fops);
 	return d;
 }
 

@@ -50,18 +50,23 @@ int rpmu_cpuhp_state_remove_instance(int state, struct hlist_node *node);
 void rpmu_cpuhp_remove_multi_state(int state);
 
 /*
- * debugfs: a directory with one read-only file whose contents the show callback writes with seq_puts().
+ * debugfs: a directory of read-only files whose contents the show callback writes with seq_puts().
  * DEFINE_SHOW_ATTRIBUTE() and the file operations are macros and static structures. Returns the directory
  * (never NULL; an error pointer when debugfs is not available, which debugfs_remove() accepts).
  */
 struct seq_file;
 struct dentry;
-/* The show callback of a debugfs file and its data; the caller keeps it until the directory is removed. */
+/*
+ * One file of a debugfs directory: its name, the show callback, its data and the file's index (passed to the
+ * callback). The caller keeps the array until the directory is removed.
+ */
 struct rpmu_debugfs_file {
-	int (*show)(struct seq_file *m, void *data);
+	const char *name;
+	int (*show)(struct seq_file *m, void *data, unsigned int index);
 	void *data;
+	unsigned int index;
 };
-struct dentry *rpmu_debugfs_create(const char *dir, const char *file, struct rpmu_debugfs_file *f);
+struct dentry *rpmu_debugfs_create(const char *dir, struct rpmu_debugfs_file *files, unsigned int n);
 void rpmu_debugfs_remove(struct dentry *dir);
 void rpmu_seq_puts(struct seq_file *m, const char *s);
 
