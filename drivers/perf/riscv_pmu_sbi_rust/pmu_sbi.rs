@@ -390,6 +390,13 @@ impl HwEvent for HwPerfEvent<'_> {
         last_period set_last_period: u64;
     }
 
+    // RISC-V PMUs have no extra register: its configuration word holds the event's counters.
+    fn cmask(&self) -> u64 {
+        self.extra_reg_config()
+    }
+    fn set_cmask(&mut self, cmask: u64) {
+        self.set_extra_reg_config(cmask)
+    }
     fn event_base(&self) -> u32 {
         // An `event_idx` has 20 bits; anything wider is not one.
         u32::try_from(HwPerfEvent::event_base(self)).unwrap_or(u32::MAX)
@@ -479,19 +486,23 @@ impl perf::Driver for RiscvPmu {
         let mut hw = event.hw();
         let req = self
             .info
-            .event_init(&attr, user_access(), &self.std_events(), &mut hw)
+            .event_init(&attr, user_access(), &self.std_events(), None, &mut hw)
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)
             })?;
         // A group is scheduled all at once or not at all: one whose events cannot all have a counter
-        // at the same time would never count, so it is refused now (the C driver accepts it).
-        let cmask = |idx: Option<EventIdx>| idx.map_or(0, |idx| self.info.default_event_cmask(idx));
+        // at the same time would never count, so it is refused now (the C driver accepts it). Each
+        // event may use the counters event_init narrowed it to: an exact check, not a count.
+        let cmask = |idx: Option<EventIdx>, narrowed: u64| {
+            idx.map_or(0, |idx| self.info.allowed_cmask(idx, narrowed))
+        };
         let mut masks = [0u64; RISCV_MAX_COUNTERS + 1];
         let mut members = 0usize;
         event.for_each_group_member(init, |member| {
             if let Some(slot) = masks.get_mut(members) {
-                *slot = cmask(member.hw().event_idx());
+                let hw = member.hw();
+                *slot = cmask(hw.event_idx(), hw.cmask());
             }
             members += 1;
         });
@@ -500,7 +511,7 @@ impl perf::Driver for RiscvPmu {
                 // More events than a PMU can have counters.
                 None => false,
                 Some(slot) => {
-                    *slot = cmask(Some(req.event_idx));
+                    *slot = cmask(Some(req.event_idx), hw.cmask());
                     masks.get(..=members).is_some_and(group_fits)
                 }
             };

@@ -597,7 +597,7 @@ impl CpuHwEvents {
         } else {
             self.info.hw_mask
         };
-        let allowed = self.info.default_event_cmask(event_idx) & kind;
+        let allowed = self.info.allowed_cmask(event_idx, hw.cmask()) & kind;
 
         if hw.flags().contains(EventFlags::LEGACY) && !is_fw {
             let fixed = match event_idx.hw_event() {
