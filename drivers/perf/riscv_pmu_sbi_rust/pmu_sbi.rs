@@ -30,6 +30,7 @@ use crate::glue::{
     deferred::{Deferred, Job},
     fwmem::FirmwareMem,
     irq::{IrqContext, PercpuHandler, PercpuIrq},
+    of::OfNode,
     percpu::{self, LocalCpu},
     perf::{self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, Mm, PerfEvent},
     platform,
@@ -44,6 +45,7 @@ use sbi_pmu::{
         counters_in, group_fits, scounteren_base, user_read_allowed, EventFlags as HwFlags,
         HesState, HwEvent, PmuInfo,
     },
+    dt::{DtError, DtErrorKind, DtPmuMaps, DtProperty},
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
     firmware::SbiEcall,
     pmu::{CpuHwEvents, PmuStats},
@@ -108,6 +110,97 @@ fn map_err_errno(err: MapError) -> Error {
     errno(err.errno())
 }
 
+/// The name of a `riscv,pmu` property, for the OF property reads.
+fn dt_property_name(property: DtProperty) -> &'static CStr {
+    match property {
+        DtProperty::EventToMhpmevent => c_str!("riscv,event-to-mhpmevent"),
+        DtProperty::EventToMhpmcounters => c_str!("riscv,event-to-mhpmcounters"),
+        DtProperty::RawEventToMhpmcounters => c_str!("riscv,raw-event-to-mhpmcounters"),
+    }
+}
+
+/// The event maps of the device tree's `riscv,pmu` node, read at probe and validated against the
+/// counters firmware reports (`riscv,event-to-mhpmevent`, `riscv,event-to-mhpmcounters`,
+/// `riscv,raw-event-to-mhpmcounters`, in [`DtProperty::ALL`] order).
+pub(crate) struct DtMaps {
+    cells: [Option<KVec<u32>>; 3],
+}
+
+impl DtMaps {
+    /// Reads and validates the maps. Without a `riscv,pmu` node, or a node without any of the
+    /// three properties, there are none and nothing is logged. A malformed or inconsistent map
+    /// gives exactly one log line naming the property and the row, and the driver then works as
+    /// without a map.
+    fn read(info: &PmuInfo) -> Option<Self> {
+        let node = OfNode::find_compatible(c_str!("riscv,pmu"))?;
+        let mut cells: [Option<KVec<u32>>; 3] = [None, None, None];
+        for (slot, property) in cells.iter_mut().zip(DtProperty::ALL) {
+            let name = dt_property_name(property);
+            match node.read_u32_array(name) {
+                Ok(read) => *slot = read,
+                Err(err) => {
+                    match node.property_len(name).filter(|len| len % 4 != 0) {
+                        Some(len) => dt_map_refused(&DtError {
+                            property,
+                            row: len / 4 / property.cells_per_row(),
+                            kind: DtErrorKind::Length,
+                        }),
+                        None => pr_warn!(
+                            "riscv,pmu: {} cannot be read ({:?}); the event maps are ignored\n",
+                            property.name(),
+                            err
+                        ),
+                    }
+                    return None;
+                }
+            }
+        }
+        if cells.iter().all(Option::is_none) {
+            return None;
+        }
+        let this = Self { cells };
+        let [sel, ctr, raw] = &this.cells;
+        let checked = DtPmuMaps::parse(sel.as_deref(), ctr.as_deref(), raw.as_deref())
+            .and_then(|maps| maps.check_platform(info.hw_counters()).map(|()| maps));
+        match checked {
+            Ok(maps) => {
+                pr_info!(
+                    "event maps from the device tree: {} event ranges, {} raw event rows, {} selectors\n",
+                    maps.counter_ranges().count(),
+                    maps.raw_maps().count(),
+                    maps.selectors().count()
+                );
+                Some(this)
+            }
+            Err(err) => {
+                dt_map_refused(&err);
+                None
+            }
+        }
+    }
+
+    /// The maps, checked when they were read.
+    fn maps(&self) -> DtPmuMaps<'_> {
+        let [sel, ctr, raw] = &self.cells;
+        DtPmuMaps::from_parsed(cells_of(sel), cells_of(ctr), cells_of(raw))
+    }
+}
+
+/// The cells of a property, none when it is absent.
+fn cells_of(cells: &Option<KVec<u32>>) -> &[u32] {
+    cells.as_deref().unwrap_or(&[])
+}
+
+/// The one log line of a refused map.
+fn dt_map_refused(err: &DtError) {
+    pr_warn!(
+        "riscv,pmu: {} row {}: {}; the event maps are ignored\n",
+        err.property.name(),
+        err.row,
+        err.kind.reason()
+    );
+}
+
 /// The SBI PMU as probe found it (the C driver's `struct riscv_pmu`, `cmask` and `pmu_ctr_list`).
 pub(crate) struct RiscvPmu {
     /// The counters and the SBI version.
@@ -119,6 +212,11 @@ pub(crate) struct RiscvPmu {
     sscofpmf: bool,
     /// Whether the counter overflow interrupt is set up, so that events can sample.
     overflow_irq: bool,
+    /// The device tree event maps, when the kernel's device tree has valid ones.
+    dt: Option<DtMaps>,
+    /// The standard events the maps say the platform counts, when they cover the standard events:
+    /// then firmware is not asked.
+    dt_std_events: Option<StdEvents>,
 }
 /// Refuses to load while a C driver owns the `cpu` PMU.
 ///
@@ -178,18 +276,31 @@ impl RiscvPmu {
             );
         }
 
+        // Boards whose bootloader hands the kernel the board's device tree carry the event maps
+        // (OpenSBI deletes them from the device tree it passes on).
+        let dt = DtMaps::read(&info);
+        let dt_std_events = dt
+            .as_ref()
+            .and_then(|dt| info.std_events_from_maps(&dt.maps()));
+
         Ok(Self {
             info,
             std_events: None,
             sscofpmf,
             overflow_irq: false,
+            dt,
+            dt_std_events,
         })
     }
 
     /// Starts finding which standard events the platform can count, on the system workqueue: it
     /// is a few SBI calls for each of the 52 events, which module load does not wait for. The
-    /// first event_init waits for it, so no event is counted before it is done.
+    /// first event_init waits for it, so no event is counted before it is done. When the device
+    /// tree maps answer for the standard events there is nothing to check.
     pub(crate) fn start_std_events_check(&mut self) -> Result {
+        if self.dt_std_events.is_some() {
+            return Ok(());
+        }
         let check = KBox::pin_init(
             Deferred::new(StdEventsCheck { info: self.info }),
             GFP_KERNEL,
@@ -200,6 +311,9 @@ impl RiscvPmu {
 
     /// The standard events the platform can count, waiting for the check if it still runs.
     fn std_events(&self) -> StdEvents {
+        if let Some(found) = self.dt_std_events {
+            return found;
+        }
         self.std_events
             .as_ref()
             .and_then(|check| check.wait())
@@ -484,9 +598,16 @@ impl perf::Driver for RiscvPmu {
         }
         let attr = event_attr(event);
         let mut hw = event.hw();
+        let maps = self.dt.as_ref().map(DtMaps::maps);
         let req = self
             .info
-            .event_init(&attr, user_access(), &self.std_events(), None, &mut hw)
+            .event_init(
+                &attr,
+                user_access(),
+                &self.std_events(),
+                maps.as_ref(),
+                &mut hw,
+            )
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)
