@@ -35,9 +35,12 @@ use crate::glue::{
     perf::{self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, Mm, PerfEvent},
     platform,
     sysctl::IntSysctl,
-    sysfs::{AttributeGroup, AttributeGroups, Attributes, FormatAttr},
+    sysfs::{
+        AttributeGroup, AttributeGroups, Attributes, EventList, FormatAttr, PmuEventAttr,
+        PmuEventAttrs,
+    },
 };
-use core::sync::atomic::{AtomicI32, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 use sbi_pmu::{
     abi::{EventIdx, Fid, SbiVersion, EXT_PMU, RISCV_MAX_COUNTERS},
@@ -94,11 +97,105 @@ static FORMAT_ATTRS_V2: Attributes<2> = Attributes::new([&FORMAT_EVENT_V2, &FORM
 static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS);
 static FORMAT_GROUP_V2: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS_V2);
 
-/// The sysfs groups of the PMU (`riscv_pmu_attr_groups`): the same `format/` as the C driver.
-static RISCV_PMU_ATTR_GROUPS: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP]);
+/// The standard events as the PMU's sysfs `events/` directory lists them: the name perf gives each
+/// (`perf list`), in the order of [`StdEvents::nth`]. Which are listed, and their `event=` values,
+/// are found at probe ([`RiscvPmu::publish_events`]).
+static STD_EVENT_ATTRS: [PmuEventAttr<StdEventList>; StdEvents::COUNT] = [
+    PmuEventAttr::new(c_str!("cpu-cycles"), 0),
+    PmuEventAttr::new(c_str!("instructions"), 1),
+    PmuEventAttr::new(c_str!("cache-references"), 2),
+    PmuEventAttr::new(c_str!("cache-misses"), 3),
+    PmuEventAttr::new(c_str!("branch-instructions"), 4),
+    PmuEventAttr::new(c_str!("branch-misses"), 5),
+    PmuEventAttr::new(c_str!("bus-cycles"), 6),
+    PmuEventAttr::new(c_str!("stalled-cycles-frontend"), 7),
+    PmuEventAttr::new(c_str!("stalled-cycles-backend"), 8),
+    PmuEventAttr::new(c_str!("ref-cycles"), 9),
+    PmuEventAttr::new(c_str!("L1-dcache-loads"), 10),
+    PmuEventAttr::new(c_str!("L1-dcache-load-misses"), 11),
+    PmuEventAttr::new(c_str!("L1-dcache-stores"), 12),
+    PmuEventAttr::new(c_str!("L1-dcache-store-misses"), 13),
+    PmuEventAttr::new(c_str!("L1-dcache-prefetches"), 14),
+    PmuEventAttr::new(c_str!("L1-dcache-prefetch-misses"), 15),
+    PmuEventAttr::new(c_str!("L1-icache-loads"), 16),
+    PmuEventAttr::new(c_str!("L1-icache-load-misses"), 17),
+    PmuEventAttr::new(c_str!("L1-icache-stores"), 18),
+    PmuEventAttr::new(c_str!("L1-icache-store-misses"), 19),
+    PmuEventAttr::new(c_str!("L1-icache-prefetches"), 20),
+    PmuEventAttr::new(c_str!("L1-icache-prefetch-misses"), 21),
+    PmuEventAttr::new(c_str!("LLC-loads"), 22),
+    PmuEventAttr::new(c_str!("LLC-load-misses"), 23),
+    PmuEventAttr::new(c_str!("LLC-stores"), 24),
+    PmuEventAttr::new(c_str!("LLC-store-misses"), 25),
+    PmuEventAttr::new(c_str!("LLC-prefetches"), 26),
+    PmuEventAttr::new(c_str!("LLC-prefetch-misses"), 27),
+    PmuEventAttr::new(c_str!("dTLB-loads"), 28),
+    PmuEventAttr::new(c_str!("dTLB-load-misses"), 29),
+    PmuEventAttr::new(c_str!("dTLB-stores"), 30),
+    PmuEventAttr::new(c_str!("dTLB-store-misses"), 31),
+    PmuEventAttr::new(c_str!("dTLB-prefetches"), 32),
+    PmuEventAttr::new(c_str!("dTLB-prefetch-misses"), 33),
+    PmuEventAttr::new(c_str!("iTLB-loads"), 34),
+    PmuEventAttr::new(c_str!("iTLB-load-misses"), 35),
+    PmuEventAttr::new(c_str!("iTLB-stores"), 36),
+    PmuEventAttr::new(c_str!("iTLB-store-misses"), 37),
+    PmuEventAttr::new(c_str!("iTLB-prefetches"), 38),
+    PmuEventAttr::new(c_str!("iTLB-prefetch-misses"), 39),
+    PmuEventAttr::new(c_str!("branch-loads"), 40),
+    PmuEventAttr::new(c_str!("branch-load-misses"), 41),
+    PmuEventAttr::new(c_str!("branch-stores"), 42),
+    PmuEventAttr::new(c_str!("branch-store-misses"), 43),
+    PmuEventAttr::new(c_str!("branch-prefetches"), 44),
+    PmuEventAttr::new(c_str!("branch-prefetch-misses"), 45),
+    PmuEventAttr::new(c_str!("node-loads"), 46),
+    PmuEventAttr::new(c_str!("node-load-misses"), 47),
+    PmuEventAttr::new(c_str!("node-stores"), 48),
+    PmuEventAttr::new(c_str!("node-store-misses"), 49),
+    PmuEventAttr::new(c_str!("node-prefetches"), 50),
+    PmuEventAttr::new(c_str!("node-prefetch-misses"), 51),
+];
+static STD_EVENT_LIST: PmuEventAttrs<StdEventList, { StdEvents::COUNT }> =
+    PmuEventAttrs::new(&STD_EVENT_ATTRS);
+static EVENTS_GROUP: AttributeGroup =
+    AttributeGroup::with_events(c_str!("events"), &STD_EVENT_LIST);
+
+/// The standard events `events/` lists: bit `i` for [`StdEvents::nth`]`(i)`.
+static EVENTS_LISTED: AtomicU64 = AtomicU64::new(0);
+/// The `event=` value of each listed standard event.
+static EVENT_CONFIGS: [AtomicU64; StdEvents::COUNT] = [EVENT_CONFIG_UNSET; StdEvents::COUNT];
+#[expect(
+    clippy::declare_interior_mutable_const,
+    reason = "the initial value of each element of EVENT_CONFIGS, copied and never shared"
+)]
+const EVENT_CONFIG_UNSET: AtomicU64 = AtomicU64::new(0);
+
+/// The standard events of the PMU's `events/` directory.
+pub(crate) struct StdEventList;
+
+impl EventList for StdEventList {
+    fn listed(id: usize) -> bool {
+        id < StdEvents::COUNT && EVENTS_LISTED.load(Ordering::Relaxed) & (1 << id) != 0
+    }
+
+    fn any_listed() -> bool {
+        EVENTS_LISTED.load(Ordering::Relaxed) != 0
+    }
+
+    fn config(id: usize) -> u64 {
+        EVENT_CONFIGS
+            .get(id)
+            .map_or(0, |config| config.load(Ordering::Relaxed))
+    }
+}
+
+/// The sysfs groups of the PMU (`riscv_pmu_attr_groups`): the same `format/` as the C driver, and
+/// `events/` when the device tree maps name events the hardware counts.
+static RISCV_PMU_ATTR_GROUPS: AttributeGroups<2> =
+    AttributeGroups::new([&FORMAT_GROUP, &EVENTS_GROUP]);
 
 /// The sysfs groups with SBI v3.0 or later, where raw events carry 56 bits (raw events v2).
-static RISCV_PMU_ATTR_GROUPS_V2: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP_V2]);
+static RISCV_PMU_ATTR_GROUPS_V2: AttributeGroups<2> =
+    AttributeGroups::new([&FORMAT_GROUP_V2, &EVENTS_GROUP]);
 
 /// Converts an errno of the `sbi_pmu` crate (positive) to an [`Error`].
 fn errno(errno: i32) -> Error {
@@ -358,8 +455,29 @@ impl RiscvPmu {
         }
     }
 
+    /// Decides what the sysfs `events/` directory lists, before the PMU is registered: the standard
+    /// events the device tree maps say the platform counts, under the `riscv,event-to-mhpmevent`
+    /// selector perf opens them with as raw events. Without maps nothing is listed and there is no
+    /// `events/` directory: the `cpu` PMU has perf's raw type, so an entry must be the event's
+    /// hardware selector, which only the maps give.
+    pub(crate) fn publish_events(&self) {
+        let mut listed = 0u64;
+        if let (Some(dt), Some(std_events)) = (&self.dt, self.dt_std_events) {
+            let maps = dt.maps();
+            for (i, config) in EVENT_CONFIGS.iter().enumerate() {
+                let found = StdEvents::nth(i)
+                    .and_then(|idx| self.info.listed_event_config(idx, &std_events, &maps));
+                config.store(found.unwrap_or(0), Ordering::Relaxed);
+                if found.is_some() {
+                    listed |= 1 << i;
+                }
+            }
+        }
+        EVENTS_LISTED.store(listed, Ordering::Relaxed);
+    }
+
     /// The sysfs groups: `format/event` covers the raw event bits of the SBI version.
-    pub(crate) fn attr_groups(&self) -> &'static AttributeGroups<1> {
+    pub(crate) fn attr_groups(&self) -> &'static AttributeGroups<2> {
         if self.info.version.at_least(SbiVersion::V3_0) {
             &RISCV_PMU_ATTR_GROUPS_V2
         } else {

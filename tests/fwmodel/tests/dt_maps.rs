@@ -371,3 +371,54 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sysfs_lists_the_mapped_events_under_their_selectors() {
+    let mut sys = d1s_system();
+    sys.set_dt(d1s()).unwrap();
+    let cells = d1s();
+    let maps = cells.maps().unwrap();
+    let listed: Vec<(EventIdx, u64)> = (0..StdEvents::COUNT)
+        .filter_map(StdEvents::nth)
+        .filter_map(|idx| {
+            sys.info
+                .listed_event_config(idx, &sys.std_events, &maps)
+                .map(|c| (idx, c))
+        })
+        .collect();
+    let l1d = |op, r| EventIdx::cache(CacheId::L1d, op, r);
+    let expected = vec![
+        (hw(HwGeneralEvent::CacheReferences), 0x1),
+        (hw(HwGeneralEvent::CacheMisses), 0x2),
+        (hw(HwGeneralEvent::BranchInstructions), 0x7),
+        (hw(HwGeneralEvent::BranchMisses), 0x6),
+        (l1d(CacheOp::Read, CacheResult::Access), 0xc),
+        (l1d(CacheOp::Read, CacheResult::Miss), 0xd),
+        (l1d(CacheOp::Write, CacheResult::Access), 0xe),
+        (l1d(CacheOp::Write, CacheResult::Miss), 0xf),
+        (
+            EventIdx::cache(CacheId::Dtlb, CacheOp::Read, CacheResult::Miss),
+            0x4,
+        ),
+        (
+            EventIdx::cache(CacheId::Itlb, CacheOp::Read, CacheResult::Miss),
+            0x3,
+        ),
+    ];
+    assert_eq!(listed, expected);
+    // What perf opens for `cpu/dTLB-load-misses/`: the raw event 0x4, on the dTLB counter.
+    let e = sys.open(attr(PERF_TYPE_RAW, 0x4), 0).unwrap();
+    assert_eq!(sys.events[e].hw.cmask(), 1 << 6);
+    // Without raw rows no selector can be opened as a raw event: nothing is listed.
+    let no_raw = DtCells {
+        raw_event_to_mhpmcounters: None,
+        ..d1s()
+    };
+    let maps = no_raw.maps().unwrap();
+    assert!((0..StdEvents::COUNT)
+        .filter_map(StdEvents::nth)
+        .all(|idx| sys
+            .info
+            .listed_event_config(idx, &sys.std_events, &maps)
+            .is_none()));
+}

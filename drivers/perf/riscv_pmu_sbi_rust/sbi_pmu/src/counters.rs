@@ -12,7 +12,10 @@ use crate::abi::{
     StopFlags, RISCV_MAX_COUNTERS,
 };
 use crate::dt::DtPmuMaps;
-use crate::events::{event_map, EventAttr, EventRequest, MapError, StdEvents, UserAccess};
+use crate::events::{
+    event_map, EventAttr, EventRequest, MapError, StdEvents, UserAccess, RISCV_PMU_RAW_EVENT_MASK,
+    RISCV_PMU_RAW_EVENT_V2_MASK,
+};
 use crate::firmware::Firmware;
 
 bitflags! {
@@ -493,6 +496,39 @@ impl PmuInfo {
             found.set(idx, self.event_cmask(idx, 0, Some(maps)).is_ok());
         }
         Some(found)
+    }
+
+    /// The `event=` value under which the PMU's sysfs `events/` directory lists a standard event, or
+    /// `None` when it is not listed.
+    ///
+    /// The `cpu` PMU has perf's raw type, so `event=` (`config:0-47`, or `config:0-55` with SBI
+    /// v3.0) makes a raw event: the value must be what the hardware counts the standard event with,
+    /// its `riscv,event-to-mhpmevent` selector. A standard event is listed when it is available, has
+    /// a selector that fits the raw event field, and that raw event has a counter under the maps (so
+    /// `cpu/<name>/` opens).
+    pub fn listed_event_config(
+        &self,
+        event_idx: EventIdx,
+        std_events: &StdEvents,
+        maps: &DtPmuMaps<'_>,
+    ) -> Option<u64> {
+        if !std_events.is_available(event_idx)
+            || self.event_cmask(event_idx, 0, Some(maps)).is_err()
+        {
+            return None;
+        }
+        let selector = maps.selector(event_idx)?;
+        let (raw, field) = if self.version.at_least(SbiVersion::V3_0) {
+            (EventIdx::RAW_V2, RISCV_PMU_RAW_EVENT_V2_MASK)
+        } else {
+            (EventIdx::RAW, RISCV_PMU_RAW_EVENT_MASK)
+        };
+        if selector & !field != 0 {
+            return None;
+        }
+        self.event_cmask(raw, selector, Some(maps))
+            .ok()
+            .map(|_| selector)
     }
 
     /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()` and `pmu_sbi_event_init()`: maps the
