@@ -422,3 +422,27 @@ fn sysfs_lists_the_mapped_events_under_their_selectors() {
             .listed_event_config(idx, &sys.std_events, &maps)
             .is_none()));
 }
+
+#[test]
+fn cycles_take_back_a_parked_programmable_counter_before_the_fixed_one() {
+    // The map gives cycles the cycle counter and hpmcounter3, and raw selector 1 hpmcounter3 only.
+    let cells = DtCells {
+        event_to_mhpmevent: None,
+        event_to_mhpmcounters: Some(vec![1, 1, 0x9, 2, 2, 0x14]),
+        raw_event_to_mhpmcounters: Some(vec![0, 1, !0, !0, 0x8]),
+    };
+    let mut sys = System::new(Config::opensbi_like(Version::V2_0, 4, 64), 1);
+    sys.set_dt(cells).unwrap();
+    let raw = sys.open(attr(PERF_TYPE_RAW, 1), 0).unwrap();
+    sys.add(raw, 0, true).unwrap();
+    assert_eq!(sys.events[raw].hw.counter(), Some(3));
+    // The raw event goes; its counter stays parked with its mapping.
+    sys.del(raw);
+    assert_eq!(sys.cpus[0].pmu.parked_ctrs(), 1 << 3);
+    // cycles may use the cycle counter and hpmcounter3: hpmcounter3 is taken back and offered to firmware
+    // with the cycle counter (the model then picks the lowest; OpenSBI picks the programmable one).
+    let cycles = sys.open(attr(PERF_TYPE_HARDWARE, 0), 0).unwrap();
+    sys.add(cycles, 0, true).unwrap();
+    assert_eq!(sys.cpus[0].pmu.parked_ctrs(), 0);
+    sys.check_invariants();
+}
