@@ -34,6 +34,15 @@ ENTRIES = {
     # the SMP paths do not depend on the firmware's SBI version and run in sscofpmf-smp2.
     "sbi3": (["--cpu", "rv64,sscofpmf=true", "--icount", "--bios", "opensbi-1.9"],
              "OpenSBI 1.9 (SBI v3.0), Sscofpmf, 1 hart, -icount shift=0 (exact)"),
+    # A board: U-Boot hands the kernel the board's device tree, with a riscv,pmu event map (scripts/dtmap/), and
+    # both drivers are built into the kernel, the command line choosing one (no module). DTMAP_DTB stands for
+    # the device tree scripts/make-dtmap-dtb makes for the entry's -cpu and -smp.
+    "dtmap": (["--cpu", "rv64,sscofpmf=true", "--icount", "--kernel-variant", "intree", "--dtb", "DTMAP_DTB"],
+              "U-Boot, board device tree with riscv,pmu event maps, both drivers built in, 1 hart, -icount"),
+    # The same with a malformed map in the kernel's device tree (firmware keeps the valid one).
+    "dtmap-malformed": (["--cpu", "rv64,sscofpmf=true", "--icount", "--kernel-variant", "intree",
+                         "--dtb", "DTMAP_DTB", "--kernel-dtb", "DTMAP_MALFORMED_DTB"],
+                        "as dtmap, with an inconsistent map in the kernel's device tree"),
     # KVM's SBI PMU, the one implementation with snapshot memory: the drivers run in an L2 guest (2 vCPUs) under
     # KVM in an L1 guest with the hypervisor extension, Sscofpmf and AIA on one exact (-icount) hart.
     "kvm": (["--nested", "--icount", "--smp", "2"],
@@ -45,7 +54,9 @@ ENTRIES = {
 }
 # Under nested virtualisation every trap goes through a hypervisor that QEMU emulates, so a guest runs tens of
 # times slower: the nested entries run the project's checks only; kselftest and perf test run in the others.
-ENTRY_SUITES = {"kvm": ["checks"], "no-pmu": ["checks"]}
+# The board entries run the guest checks too (their kernel is the test kernel's with the driver built in;
+# kselftests and perf test add nothing the other entries do not cover).
+ENTRY_SUITES = {"kvm": ["checks"], "no-pmu": ["checks"], "dtmap": ["checks"], "dtmap-malformed": ["checks"]}
 # Entries where only some tests run (run-suites --only). In the kvm entry `make test` runs what the snapshot
 # memory changes (the switch and overflow paths, sampling with -c and -F, {...}:S groups) and the driver's
 # detection of it; `make test-kvm` (--full kvm) runs every check there. The no-pmu entry has its own check.
@@ -247,13 +258,25 @@ def skips_for(rules, entry, driver):
     return out
 
 
-def boot(entry, driver, suites, outdir, timeout, module, skips, full):
+def dtmap_dtbs():
+    """The device trees of the dtmap entries (valid, malformed), made once and cached by scripts/make-dtmap-dtb."""
+    res = subprocess.run([os.path.join(TOP, "scripts/make-dtmap-dtb"), "--cpu", "rv64,sscofpmf=true", "--smp", "1"],
+                         stdout=subprocess.PIPE, text=True)
+    if res.returncode != 0:
+        sys.exit("scripts/make-dtmap-dtb failed")
+    valid, malformed = res.stdout.split()
+    return {"DTMAP_DTB": valid, "DTMAP_MALFORMED_DTB": malformed}
+
+
+def boot(entry, driver, suites, outdir, timeout, module, skips, full, dtbs):
     opts, _ = ENTRIES[entry]
+    opts = [dtbs.get(o, o) for o in opts]
+    suites = [s for s in suites if s in ENTRY_SUITES.get(entry, suites)]
     rdir = os.path.join(outdir, f"{entry}-{driver}")
     os.makedirs(rdir, exist_ok=True)
     cmd = [os.path.join(TOP, "scripts/qemu-run"), "--driver", driver, *opts, "--timeout", str(timeout),
            "--console-log", os.path.join(rdir, "console.log")]
-    if module:
+    if module and "intree" not in opts:
         cmd += ["--module", module]
     for ko in TEST_MODULES:
         cmd += ["--add", ko]
@@ -320,6 +343,14 @@ def main():
         sys.exit("building the test modules failed")
     rules = load_expectations()
     baseline = load_baseline()
+    dtbs = {}
+    if any("DTMAP_DTB" in ENTRIES[e][0] for e in entries):
+        dtbs = dtmap_dtbs()
+        # The board entries' kernel has the driver built in: built (or found up to date) once here, so that
+        # boots running side by side never build it at the same time.
+        say("the kernel with both drivers built in (scripts/in-tree-build)")
+        if subprocess.run([os.path.join(TOP, "scripts/in-tree-build")]).returncode != 0:
+            sys.exit("building the kernel with the driver built in failed")
     os.makedirs(args.out, exist_ok=True)
 
     # Boots run in order entry by entry; with --jobs 2 the two drivers of one entry boot side by side, so they
@@ -333,7 +364,7 @@ def main():
             run_suites = [s for s in suites if s in ENTRY_SUITES.get(entry, suites)]
             say(f"{entry} ({ENTRIES[entry][1]}), driver {driver}: booting and running {', '.join(run_suites)}")
             futures[pool.submit(boot, entry, driver, run_suites, args.out, args.timeout, args.module,
-                                skips_for(rules, entry, driver), args.full.split(","))] = (entry, driver)
+                                skips_for(rules, entry, driver), args.full.split(","), dtbs)] = (entry, driver)
         for fut in concurrent.futures.as_completed(futures):
             entry, driver = futures[fut]
             run = fut.result()
@@ -440,7 +471,9 @@ def main():
     with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as f:
         json.dump(report, f, indent=1)
     if args.update_baseline:
-        rows = sorted((r["entry"], r["test"], r["status"]) for r in report if r["driver"] == "c")
+        # The entries this run did not boot keep their committed results.
+        rows = sorted([(e, t, st) for (e, t), st in baseline.items() if e not in entries]
+                      + [(r["entry"], r["test"], r["status"]) for r in report if r["driver"] == "c"])
         with open(BASELINE, "w", encoding="utf-8") as f:
             f.write("# C driver results per matrix entry, written by `tests/harness/harness.py --update-baseline`.\n")
             f.write("# entry\ttest\tstatus\n")

@@ -5,8 +5,8 @@
 //! This is the only part of the module with `unsafe` code. Each wrapper documents the contract
 //! it upholds (`# Invariants`, `# Safety`), so the driver logic above it stays safe Rust. The
 //! wrappers are generic (perf PMUs, per-CPU data and interrupts, CPU PM, hotplug, sysctl, debugfs,
-//! sysfs); [`arch`] holds the few RISC-V instructions and structures that need `unsafe`, and none
-//! of the glue knows the SBI PMU extension or the driver.
+//! sysfs, device tree properties); [`arch`] holds the few RISC-V instructions and structures that
+//! need `unsafe`, and none of the glue knows the SBI PMU extension or the driver.
 
 pub(crate) mod arch;
 pub(crate) mod bindings;
@@ -16,6 +16,7 @@ pub(crate) mod debugfs;
 pub(crate) mod deferred;
 pub(crate) mod fwmem;
 pub(crate) mod irq;
+pub(crate) mod of;
 pub(crate) mod percpu;
 pub(crate) mod perf;
 pub(crate) mod platform;

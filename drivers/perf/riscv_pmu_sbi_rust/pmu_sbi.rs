@@ -30,13 +30,17 @@ use crate::glue::{
     deferred::{Deferred, Job},
     fwmem::FirmwareMem,
     irq::{IrqContext, PercpuHandler, PercpuIrq},
+    of::OfNode,
     percpu::{self, LocalCpu},
     perf::{self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, Mm, PerfEvent},
     platform,
     sysctl::IntSysctl,
-    sysfs::{AttributeGroup, AttributeGroups, Attributes, FormatAttr},
+    sysfs::{
+        AttributeGroup, AttributeGroups, Attributes, EventList, FormatAttr, PmuEventAttr,
+        PmuEventAttrs,
+    },
 };
-use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 use sbi_pmu::{
     abi::{EventIdx, Fid, SbiVersion, EXT_PMU, RISCV_MAX_COUNTERS},
@@ -44,6 +48,7 @@ use sbi_pmu::{
         counters_in, group_fits, scounteren_base, user_read_allowed, EventFlags as HwFlags,
         HesState, HwEvent, PmuInfo,
     },
+    dt::{DtError, DtErrorKind, DtPmuMaps, DtProperty},
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
     firmware::SbiEcall,
     pmu::{CpuHwEvents, PmuStats},
@@ -92,11 +97,105 @@ static FORMAT_ATTRS_V2: Attributes<2> = Attributes::new([&FORMAT_EVENT_V2, &FORM
 static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS);
 static FORMAT_GROUP_V2: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS_V2);
 
-/// The sysfs groups of the PMU (`riscv_pmu_attr_groups`): the same `format/` as the C driver.
-static RISCV_PMU_ATTR_GROUPS: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP]);
+/// The standard events as the PMU's sysfs `events/` directory lists them: the name perf gives each
+/// (`perf list`), in the order of [`StdEvents::nth`]. Which are listed, and their `event=` values,
+/// are found at probe ([`RiscvPmu::publish_events`]).
+static STD_EVENT_ATTRS: [PmuEventAttr<StdEventList>; StdEvents::COUNT] = [
+    PmuEventAttr::new(c_str!("cpu-cycles"), 0),
+    PmuEventAttr::new(c_str!("instructions"), 1),
+    PmuEventAttr::new(c_str!("cache-references"), 2),
+    PmuEventAttr::new(c_str!("cache-misses"), 3),
+    PmuEventAttr::new(c_str!("branch-instructions"), 4),
+    PmuEventAttr::new(c_str!("branch-misses"), 5),
+    PmuEventAttr::new(c_str!("bus-cycles"), 6),
+    PmuEventAttr::new(c_str!("stalled-cycles-frontend"), 7),
+    PmuEventAttr::new(c_str!("stalled-cycles-backend"), 8),
+    PmuEventAttr::new(c_str!("ref-cycles"), 9),
+    PmuEventAttr::new(c_str!("L1-dcache-loads"), 10),
+    PmuEventAttr::new(c_str!("L1-dcache-load-misses"), 11),
+    PmuEventAttr::new(c_str!("L1-dcache-stores"), 12),
+    PmuEventAttr::new(c_str!("L1-dcache-store-misses"), 13),
+    PmuEventAttr::new(c_str!("L1-dcache-prefetches"), 14),
+    PmuEventAttr::new(c_str!("L1-dcache-prefetch-misses"), 15),
+    PmuEventAttr::new(c_str!("L1-icache-loads"), 16),
+    PmuEventAttr::new(c_str!("L1-icache-load-misses"), 17),
+    PmuEventAttr::new(c_str!("L1-icache-stores"), 18),
+    PmuEventAttr::new(c_str!("L1-icache-store-misses"), 19),
+    PmuEventAttr::new(c_str!("L1-icache-prefetches"), 20),
+    PmuEventAttr::new(c_str!("L1-icache-prefetch-misses"), 21),
+    PmuEventAttr::new(c_str!("LLC-loads"), 22),
+    PmuEventAttr::new(c_str!("LLC-load-misses"), 23),
+    PmuEventAttr::new(c_str!("LLC-stores"), 24),
+    PmuEventAttr::new(c_str!("LLC-store-misses"), 25),
+    PmuEventAttr::new(c_str!("LLC-prefetches"), 26),
+    PmuEventAttr::new(c_str!("LLC-prefetch-misses"), 27),
+    PmuEventAttr::new(c_str!("dTLB-loads"), 28),
+    PmuEventAttr::new(c_str!("dTLB-load-misses"), 29),
+    PmuEventAttr::new(c_str!("dTLB-stores"), 30),
+    PmuEventAttr::new(c_str!("dTLB-store-misses"), 31),
+    PmuEventAttr::new(c_str!("dTLB-prefetches"), 32),
+    PmuEventAttr::new(c_str!("dTLB-prefetch-misses"), 33),
+    PmuEventAttr::new(c_str!("iTLB-loads"), 34),
+    PmuEventAttr::new(c_str!("iTLB-load-misses"), 35),
+    PmuEventAttr::new(c_str!("iTLB-stores"), 36),
+    PmuEventAttr::new(c_str!("iTLB-store-misses"), 37),
+    PmuEventAttr::new(c_str!("iTLB-prefetches"), 38),
+    PmuEventAttr::new(c_str!("iTLB-prefetch-misses"), 39),
+    PmuEventAttr::new(c_str!("branch-loads"), 40),
+    PmuEventAttr::new(c_str!("branch-load-misses"), 41),
+    PmuEventAttr::new(c_str!("branch-stores"), 42),
+    PmuEventAttr::new(c_str!("branch-store-misses"), 43),
+    PmuEventAttr::new(c_str!("branch-prefetches"), 44),
+    PmuEventAttr::new(c_str!("branch-prefetch-misses"), 45),
+    PmuEventAttr::new(c_str!("node-loads"), 46),
+    PmuEventAttr::new(c_str!("node-load-misses"), 47),
+    PmuEventAttr::new(c_str!("node-stores"), 48),
+    PmuEventAttr::new(c_str!("node-store-misses"), 49),
+    PmuEventAttr::new(c_str!("node-prefetches"), 50),
+    PmuEventAttr::new(c_str!("node-prefetch-misses"), 51),
+];
+static STD_EVENT_LIST: PmuEventAttrs<StdEventList, { StdEvents::COUNT }> =
+    PmuEventAttrs::new(&STD_EVENT_ATTRS);
+static EVENTS_GROUP: AttributeGroup =
+    AttributeGroup::with_events(c_str!("events"), &STD_EVENT_LIST);
+
+/// The standard events `events/` lists: bit `i` for [`StdEvents::nth`]`(i)`.
+static EVENTS_LISTED: AtomicU64 = AtomicU64::new(0);
+/// The `event=` value of each listed standard event.
+static EVENT_CONFIGS: [AtomicU64; StdEvents::COUNT] = [EVENT_CONFIG_UNSET; StdEvents::COUNT];
+#[expect(
+    clippy::declare_interior_mutable_const,
+    reason = "the initial value of each element of EVENT_CONFIGS, copied and never shared"
+)]
+const EVENT_CONFIG_UNSET: AtomicU64 = AtomicU64::new(0);
+
+/// The standard events of the PMU's `events/` directory.
+pub(crate) struct StdEventList;
+
+impl EventList for StdEventList {
+    fn listed(id: usize) -> bool {
+        id < StdEvents::COUNT && EVENTS_LISTED.load(Ordering::Relaxed) & (1 << id) != 0
+    }
+
+    fn any_listed() -> bool {
+        EVENTS_LISTED.load(Ordering::Relaxed) != 0
+    }
+
+    fn config(id: usize) -> u64 {
+        EVENT_CONFIGS
+            .get(id)
+            .map_or(0, |config| config.load(Ordering::Relaxed))
+    }
+}
+
+/// The sysfs groups of the PMU (`riscv_pmu_attr_groups`): the same `format/` as the C driver, and
+/// `events/` when the device tree maps name events the hardware counts.
+static RISCV_PMU_ATTR_GROUPS: AttributeGroups<2> =
+    AttributeGroups::new([&FORMAT_GROUP, &EVENTS_GROUP]);
 
 /// The sysfs groups with SBI v3.0 or later, where raw events carry 56 bits (raw events v2).
-static RISCV_PMU_ATTR_GROUPS_V2: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP_V2]);
+static RISCV_PMU_ATTR_GROUPS_V2: AttributeGroups<2> =
+    AttributeGroups::new([&FORMAT_GROUP_V2, &EVENTS_GROUP]);
 
 /// Converts an errno of the `sbi_pmu` crate (positive) to an [`Error`].
 fn errno(errno: i32) -> Error {
@@ -106,6 +205,97 @@ fn errno(errno: i32) -> Error {
 /// Converts an event mapping error to the errno the C driver returns for it.
 fn map_err_errno(err: MapError) -> Error {
     errno(err.errno())
+}
+
+/// The name of a `riscv,pmu` property, for the OF property reads.
+fn dt_property_name(property: DtProperty) -> &'static CStr {
+    match property {
+        DtProperty::EventToMhpmevent => c_str!("riscv,event-to-mhpmevent"),
+        DtProperty::EventToMhpmcounters => c_str!("riscv,event-to-mhpmcounters"),
+        DtProperty::RawEventToMhpmcounters => c_str!("riscv,raw-event-to-mhpmcounters"),
+    }
+}
+
+/// The event maps of the device tree's `riscv,pmu` node, read at probe and validated against the
+/// counters firmware reports (`riscv,event-to-mhpmevent`, `riscv,event-to-mhpmcounters`,
+/// `riscv,raw-event-to-mhpmcounters`, in [`DtProperty::ALL`] order).
+pub(crate) struct DtMaps {
+    cells: [Option<KVec<u32>>; 3],
+}
+
+impl DtMaps {
+    /// Reads and validates the maps. Without a `riscv,pmu` node, or a node without any of the
+    /// three properties, there are none and nothing is logged. A malformed or inconsistent map
+    /// gives exactly one log line naming the property and the row, and the driver then works as
+    /// without a map.
+    fn read(info: &PmuInfo) -> Option<Self> {
+        let node = OfNode::find_compatible(c_str!("riscv,pmu"))?;
+        let mut cells: [Option<KVec<u32>>; 3] = [None, None, None];
+        for (slot, property) in cells.iter_mut().zip(DtProperty::ALL) {
+            let name = dt_property_name(property);
+            match node.read_u32_array(name) {
+                Ok(read) => *slot = read,
+                Err(err) => {
+                    match node.property_len(name).filter(|len| len % 4 != 0) {
+                        Some(len) => dt_map_refused(&DtError {
+                            property,
+                            row: len / 4 / property.cells_per_row(),
+                            kind: DtErrorKind::Length,
+                        }),
+                        None => pr_warn!(
+                            "riscv,pmu: {} cannot be read ({:?}); the event maps are ignored\n",
+                            property.name(),
+                            err
+                        ),
+                    }
+                    return None;
+                }
+            }
+        }
+        if cells.iter().all(Option::is_none) {
+            return None;
+        }
+        let this = Self { cells };
+        let [sel, ctr, raw] = &this.cells;
+        let checked = DtPmuMaps::parse(sel.as_deref(), ctr.as_deref(), raw.as_deref())
+            .and_then(|maps| maps.check_platform(info.hw_counters()).map(|()| maps));
+        match checked {
+            Ok(maps) => {
+                pr_info!(
+                    "event maps from the device tree: {} event ranges, {} raw event rows, {} selectors\n",
+                    maps.counter_ranges().count(),
+                    maps.raw_maps().count(),
+                    maps.selectors().count()
+                );
+                Some(this)
+            }
+            Err(err) => {
+                dt_map_refused(&err);
+                None
+            }
+        }
+    }
+
+    /// The maps, checked when they were read.
+    fn maps(&self) -> DtPmuMaps<'_> {
+        let [sel, ctr, raw] = &self.cells;
+        DtPmuMaps::from_parsed(cells_of(sel), cells_of(ctr), cells_of(raw))
+    }
+}
+
+/// The cells of a property, none when it is absent.
+fn cells_of(cells: &Option<KVec<u32>>) -> &[u32] {
+    cells.as_deref().unwrap_or(&[])
+}
+
+/// The one log line of a refused map.
+fn dt_map_refused(err: &DtError) {
+    pr_warn!(
+        "riscv,pmu: {} row {}: {}; the event maps are ignored\n",
+        err.property.name(),
+        err.row,
+        err.kind.reason()
+    );
 }
 
 /// The SBI PMU as probe found it (the C driver's `struct riscv_pmu`, `cmask` and `pmu_ctr_list`).
@@ -119,6 +309,11 @@ pub(crate) struct RiscvPmu {
     sscofpmf: bool,
     /// Whether the counter overflow interrupt is set up, so that events can sample.
     overflow_irq: bool,
+    /// The device tree event maps, when the kernel's device tree has valid ones.
+    dt: Option<DtMaps>,
+    /// The standard events the maps say the platform counts, when they cover the standard events:
+    /// then firmware is not asked.
+    dt_std_events: Option<StdEvents>,
 }
 /// Refuses to load while a C driver owns the `cpu` PMU.
 ///
@@ -185,18 +380,31 @@ impl RiscvPmu {
             );
         }
 
+        // Boards whose bootloader hands the kernel the board's device tree carry the event maps
+        // (OpenSBI deletes them from the device tree it passes on).
+        let dt = DtMaps::read(&info);
+        let dt_std_events = dt
+            .as_ref()
+            .and_then(|dt| info.std_events_from_maps(&dt.maps()));
+
         Ok(Self {
             info,
             std_events: None,
             sscofpmf,
             overflow_irq: false,
+            dt,
+            dt_std_events,
         })
     }
 
     /// Starts finding which standard events the platform can count, on the system workqueue: it
     /// is a few SBI calls for each of the 52 events, which module load does not wait for. The
-    /// first event_init waits for it, so no event is counted before it is done.
+    /// first event_init waits for it, so no event is counted before it is done. When the device
+    /// tree maps answer for the standard events there is nothing to check.
     pub(crate) fn start_std_events_check(&mut self) -> Result {
+        if self.dt_std_events.is_some() {
+            return Ok(());
+        }
         let check = KBox::pin_init(
             Deferred::new(StdEventsCheck { info: self.info }),
             GFP_KERNEL,
@@ -207,6 +415,9 @@ impl RiscvPmu {
 
     /// The standard events the platform can count, waiting for the check if it still runs.
     fn std_events(&self) -> StdEvents {
+        if let Some(found) = self.dt_std_events {
+            return found;
+        }
         self.std_events
             .as_ref()
             .and_then(|check| check.wait())
@@ -251,8 +462,29 @@ impl RiscvPmu {
         }
     }
 
+    /// Decides what the sysfs `events/` directory lists, before the PMU is registered: the standard
+    /// events the device tree maps say the platform counts, under the `riscv,event-to-mhpmevent`
+    /// selector perf opens them with as raw events. Without maps nothing is listed and there is no
+    /// `events/` directory: the `cpu` PMU has perf's raw type, so an entry must be the event's
+    /// hardware selector, which only the maps give.
+    pub(crate) fn publish_events(&self) {
+        let mut listed = 0u64;
+        if let (Some(dt), Some(std_events)) = (&self.dt, self.dt_std_events) {
+            let maps = dt.maps();
+            for (i, config) in EVENT_CONFIGS.iter().enumerate() {
+                let found = StdEvents::nth(i)
+                    .and_then(|idx| self.info.listed_event_config(idx, &std_events, &maps));
+                config.store(found.unwrap_or(0), Ordering::Relaxed);
+                if found.is_some() {
+                    listed |= 1 << i;
+                }
+            }
+        }
+        EVENTS_LISTED.store(listed, Ordering::Relaxed);
+    }
+
     /// The sysfs groups: `format/event` covers the raw event bits of the SBI version.
-    pub(crate) fn attr_groups(&self) -> &'static AttributeGroups<1> {
+    pub(crate) fn attr_groups(&self) -> &'static AttributeGroups<2> {
         if self.info.version.at_least(SbiVersion::V3_0) {
             &RISCV_PMU_ATTR_GROUPS_V2
         } else {
@@ -452,6 +684,13 @@ impl HwEvent for HwPerfEvent<'_> {
         last_period set_last_period: u64;
     }
 
+    // RISC-V PMUs have no extra register: its configuration word holds the event's counters.
+    fn cmask(&self) -> u64 {
+        self.extra_reg_config()
+    }
+    fn set_cmask(&mut self, cmask: u64) {
+        self.set_extra_reg_config(cmask)
+    }
     fn event_base(&self) -> u32 {
         // An `event_idx` has 20 bits; anything wider is not one.
         u32::try_from(HwPerfEvent::event_base(self)).unwrap_or(u32::MAX)
@@ -539,21 +778,32 @@ impl perf::Driver for RiscvPmu {
         }
         let attr = event_attr(event);
         let mut hw = event.hw();
+        let maps = self.dt.as_ref().map(DtMaps::maps);
         let req = self
             .info
-            .event_init(&attr, user_access(), &self.std_events(), &mut hw)
+            .event_init(
+                &attr,
+                user_access(),
+                &self.std_events(),
+                maps.as_ref(),
+                &mut hw,
+            )
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)
             })?;
         // A group is scheduled all at once or not at all: one whose events cannot all have a counter
-        // at the same time would never count, so it is refused now (the C driver accepts it).
-        let cmask = |idx: Option<EventIdx>| idx.map_or(0, |idx| self.info.default_event_cmask(idx));
+        // at the same time would never count, so it is refused now (the C driver accepts it). Each
+        // event may use the counters event_init narrowed it to: an exact check, not a count.
+        let cmask = |idx: Option<EventIdx>, narrowed: u64| {
+            idx.map_or(0, |idx| self.info.allowed_cmask(idx, narrowed))
+        };
         let mut masks = [0u64; RISCV_MAX_COUNTERS + 1];
         let mut members = 0usize;
         event.for_each_group_member(init, |member| {
             if let Some(slot) = masks.get_mut(members) {
-                *slot = cmask(member.hw().event_idx());
+                let hw = member.hw();
+                *slot = cmask(hw.event_idx(), hw.cmask());
             }
             members += 1;
         });
@@ -562,7 +812,7 @@ impl perf::Driver for RiscvPmu {
                 // More events than a PMU can have counters.
                 None => false,
                 Some(slot) => {
-                    *slot = cmask(Some(req.event_idx));
+                    *slot = cmask(Some(req.event_idx), hw.cmask());
                     masks.get(..=members).is_some_and(group_fits)
                 }
             };

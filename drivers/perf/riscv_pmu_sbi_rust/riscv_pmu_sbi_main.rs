@@ -118,6 +118,7 @@ impl SbiPmuModule {
         let info = *pmu.info();
         arch::set_counter_widths(|idx| info.ctr_width(idx));
         let capabilities = pmu.capabilities();
+        pmu.publish_events();
         let attr_groups = pmu.attr_groups();
         let pmu = Arc::new(pmu, GFP_KERNEL)?;
 

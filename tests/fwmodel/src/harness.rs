@@ -14,6 +14,7 @@
 
 use sbi_pmu::abi::{SbiError, SbiVersion};
 use sbi_pmu::counters::{HwEvent, HwPerfEvent, PmuInfo};
+use sbi_pmu::dt::{DtError, DtPmuMaps};
 use sbi_pmu::events::{
     EventAttr, EventRequest, MapError, StdEvents, UserAccess, PERF_TYPE_HARDWARE,
     PERF_TYPE_HW_CACHE, PERF_TYPE_RAW,
@@ -238,6 +239,8 @@ pub struct System<D = CpuHwEvents> {
     pub std_events: StdEvents,
     /// The events opened so far.
     pub events: Vec<PerfEvent>,
+    /// The device tree event maps the driver was given ([`System::set_dt`]).
+    pub dt: Option<DtCells>,
     setup_calls: u64,
     overflow_calls: u64,
     overflows: u64,
@@ -278,6 +281,7 @@ impl<D: CpuDriver> System<D> {
             info,
             std_events,
             events: Vec::new(),
+            dt: None,
             setup_calls: 0,
             overflow_calls: 0,
             overflows: 0,
@@ -311,6 +315,19 @@ impl<D: CpuDriver> System<D> {
         self.overflows
     }
 
+    /// Gives the driver device tree event maps, as probe does when the kernel's device tree has a
+    /// `riscv,pmu` node: they are validated against the platform, and when they cover the standard
+    /// events they answer which ones are available. A refused map leaves the driver without one.
+    pub fn set_dt(&mut self, cells: DtCells) -> Result<(), DtError> {
+        let maps = cells.maps()?;
+        maps.check_platform(self.info.hw_counters())?;
+        if let Some(found) = self.info.std_events_from_maps(&maps) {
+            self.std_events = found;
+        }
+        self.dt = Some(cells);
+        Ok(())
+    }
+
     /// `perf_event_open()` up to event_init: maps the attribute and prepares the event's state.
     /// `sample_period` is 0 for a counting event.
     pub fn open(&mut self, attr: EventAttr, sample_period: u64) -> Result<usize, MapError> {
@@ -325,9 +342,17 @@ impl<D: CpuDriver> System<D> {
             owner: self.events.len() as u64 + 1,
             ..HwPerfEvent::default()
         };
-        let req = self
-            .info
-            .event_init(&attr, UserAccess::UserAccess, &self.std_events, &mut hw)?;
+        let maps = self
+            .dt
+            .as_ref()
+            .map(|d| d.maps().expect("validated by set_dt"));
+        let req = self.info.event_init(
+            &attr,
+            UserAccess::UserAccess,
+            &self.std_events,
+            maps.as_ref(),
+            &mut hw,
+        )?;
         let version = self.cpus[0].model.config().version;
         let stream = stream_of(&attr, version).expect("an attribute the driver accepted");
         self.events.push(PerfEvent {
@@ -616,5 +641,27 @@ pub fn excluded(attr: &EventAttr, mode: Mode) -> bool {
         Mode::VU => (guest && attr.exclude_user) || attr.exclude_guest,
         Mode::VS => (guest && attr.exclude_kernel) || attr.exclude_guest,
         Mode::M => false,
+    }
+}
+
+/// The cells of the three `riscv,pmu` properties, as the kernel reads them; `None` for an absent one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DtCells {
+    /// `riscv,event-to-mhpmevent`.
+    pub event_to_mhpmevent: Option<Vec<u32>>,
+    /// `riscv,event-to-mhpmcounters`.
+    pub event_to_mhpmcounters: Option<Vec<u32>>,
+    /// `riscv,raw-event-to-mhpmcounters`.
+    pub raw_event_to_mhpmcounters: Option<Vec<u32>>,
+}
+
+impl DtCells {
+    /// The parsed maps.
+    pub fn maps(&self) -> Result<DtPmuMaps<'_>, DtError> {
+        DtPmuMaps::parse(
+            self.event_to_mhpmevent.as_deref(),
+            self.event_to_mhpmcounters.as_deref(),
+            self.raw_event_to_mhpmcounters.as_deref(),
+        )
     }
 }

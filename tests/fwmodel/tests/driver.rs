@@ -581,8 +581,14 @@ fn claim_rules_refuse_counters_firmware_should_not_return() {
         let info = PmuInfo::probe(&mut fw, SbiVersion::V0_3).unwrap();
         let mut cpu = CpuHwEvents::new(&info);
         let mut first = HwPerfEvent::default();
-        info.event_init(&hw_attr(5), Default::default(), &StdEvents::ALL, &mut first)
-            .unwrap();
+        info.event_init(
+            &hw_attr(5),
+            Default::default(),
+            &StdEvents::ALL,
+            None,
+            &mut first,
+        )
+        .unwrap();
         let mut second = first;
         let r1 = cpu.add(&mut fw, &mut first, true);
         if bogus == 5 {

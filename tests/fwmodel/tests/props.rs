@@ -463,7 +463,7 @@ proptest! {
     /// be) never panics and never starts a counter no event holds.
     #[test]
     fn garbage_event_state_never_panics(
-        evs in proptest::collection::vec((any::<i32>(), any::<u32>(), any::<u64>(), any::<usize>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<i64>(), any::<u64>()), 1..20),
+        evs in proptest::collection::vec((any::<i32>(), any::<u32>(), any::<u64>(), any::<usize>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<i64>(), any::<u64>(), any::<u64>()), 1..20),
         ops in proptest::collection::vec(0u8..8, 1..40),
     ) {
         let cfg = Config::opensbi_like(Version::V3_0, 4, 40);
@@ -473,7 +473,7 @@ proptest! {
         let _ = cpu.cpu_starting(&mut m, true);
         let mut hws: Vec<HwPerfEvent> = evs
             .iter()
-            .map(|&(idx, event_base, config, config_base, flags, state, prev_count, period_left, sample_period)| {
+            .map(|&(idx, event_base, config, config_base, flags, state, prev_count, period_left, sample_period, cmask)| {
                 HwPerfEvent {
                     idx: idx % 70,
                     event_base: if event_base % 2 == 0 { event_base % 0x40000 } else { event_base },
@@ -485,6 +485,7 @@ proptest! {
                     period_left,
                     sample_period,
                     last_period: 0,
+                    cmask,
                     owner: 0,
                 }
             })

@@ -16,6 +16,7 @@
 #include <linux/cpumask.h>
 #include <linux/device.h>
 #include <linux/mm_types.h>
+#include <linux/of.h>
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
 #include <linux/platform_device.h>
@@ -50,6 +51,11 @@ bool rpmu_platform_device_bound(const char *name)
 	bound = device_is_bound(dev);
 	put_device(dev);
 	return bound;
+}
+
+void rpmu_of_node_put(struct device_node *node)
+{
+	of_node_put(node);
 }
 
 void rpmu_preempt_disable(void)

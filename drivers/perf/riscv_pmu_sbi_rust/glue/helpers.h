@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 struct perf_event;
+struct device_node;
 
 /* The SBI specification version the kernel negotiated at boot (arch/riscv/kernel/sbi.c). */
 unsigned long rpmu_sbi_spec_version(void);
@@ -21,6 +22,9 @@ bool rpmu_has_sscofpmf(void);
 
 /* Whether a platform device of this name exists and has a driver bound to it. */
 bool rpmu_platform_device_bound(const char *name);
+
+/* of_node_put() is a static inline without CONFIG_OF_DYNAMIC. */
+void rpmu_of_node_put(struct device_node *node);
 
 /* preempt_disable() and preempt_enable() are macros. */
 void rpmu_preempt_disable(void);

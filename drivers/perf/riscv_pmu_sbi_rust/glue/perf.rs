@@ -321,6 +321,9 @@ impl HwPerfEvent<'_> {
         state, set_state: u32 = state;
         /// The sampling period (`hw.sample_period`).
         sample_period, set_sample_period: u64 = sample_period;
+        /// The configuration of the event's extra register (`hw.extra_reg.config`), a word perf
+        /// core leaves to PMU drivers.
+        extra_reg_config, set_extra_reg_config: u64 = __bindgen_anon_1.__bindgen_anon_1.extra_reg.config;
         /// The period of the last sample (`hw.last_period`).
         last_period, set_last_period: u64 = __bindgen_anon_2.__bindgen_anon_1.last_period;
         /// The counter value the event's count was last brought up to date with (`hw.prev_count`,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Static sysfs attribute groups of a PMU, such as its `format/` directory.
+//! Static sysfs attribute groups of a PMU, such as its `format/` and `events/` directories.
 //!
 //! C header: [`include/linux/sysfs.h`](srctree/include/linux/sysfs.h)
 //!
@@ -13,11 +13,21 @@
 //! static ATTR_GROUPS: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP]);
 //! ```
 //!
+//! An `events/` directory whose entries depend on the hardware (`PMU_EVENT_ATTR_ID()` with an
+//! `is_visible` callback in C) is built the same way from [`PmuEventAttr`]s, [`PmuEventAttrs`] and
+//! [`AttributeGroup::with_events`]; an [`EventList`] says which events are listed and what each
+//! file reads.
+//!
 //! Attributes in static memory need no `sysfs_attr_init()`: lockdep accepts their embedded key.
 
 use super::bindings;
-use core::{mem, ptr};
-use kernel::{c_str, ffi::c_char, prelude::*, types::Opaque};
+use core::{marker::PhantomData, mem, ptr};
+use kernel::{
+    c_str,
+    ffi::{c_char, c_int},
+    prelude::*,
+    types::Opaque,
+};
 
 /// A read-only attribute whose file shows a fixed string, like `PMU_FORMAT_ATTR()`.
 ///
@@ -74,6 +84,111 @@ impl FormatAttr {
     const fn as_raw(&'static self) -> *mut bindings::attribute {
         // CAST: `attr` is the first field of `struct device_attribute`.
         self.attr.get().cast::<bindings::attribute>()
+    }
+}
+
+/// The events of an `events/` directory, numbered from 0 in the order of their
+/// [`PmuEventAttrs`]: which of them the hardware has, and the `event=` value of each.
+pub(crate) trait EventList: 'static {
+    /// Whether event `id` is listed.
+    fn listed(id: usize) -> bool;
+    /// Whether any event is listed; without one there is no `events/` directory.
+    fn any_listed() -> bool;
+    /// The `event=` value of event `id` (the `config` bits its format names).
+    fn config(id: usize) -> u64;
+}
+
+/// A read-only attribute of an `events/` directory whose file reads `event=0x...`, like a
+/// `PMU_EVENT_ATTR_ID()` whose show callback prints its id.
+///
+/// # Invariants
+///
+/// `attr` is a valid `struct device_attribute` with mode 0444, `show` set to
+/// [`PmuEventAttr::show`] and no `store`; it is the first field, so a pointer to it is a pointer to
+/// the whole `PmuEventAttr`.
+#[repr(C)]
+pub(crate) struct PmuEventAttr<T: EventList> {
+    attr: Opaque<bindings::device_attribute>,
+    id: usize,
+    _list: PhantomData<T>,
+}
+
+// SAFETY: sysfs only reads the attribute, and `id` is never written after construction.
+unsafe impl<T: EventList> Sync for PmuEventAttr<T> {}
+
+impl<T: EventList> PmuEventAttr<T> {
+    /// Creates the attribute `name` for event `id` of `T`.
+    pub(crate) const fn new(name: &'static CStr, id: usize) -> Self {
+        // SAFETY: All-zero is a valid `device_attribute`: null pointers, no callbacks, and a
+        // lockdep key that lockdep initialises itself for static objects.
+        let mut attr: bindings::device_attribute = unsafe { mem::zeroed() };
+        attr.attr.name = name.as_char_ptr();
+        attr.attr.mode = 0o444;
+        attr.show = Some(Self::show);
+        // INVARIANT: The attribute is read-only and shows the event's value.
+        Self {
+            attr: Opaque::new(attr),
+            id,
+            _list: PhantomData,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `attr` must be passed by sysfs to the `show` callback of an [`PmuEventAttr`], and `buf` must be
+    /// its page-sized buffer.
+    unsafe extern "C" fn show(
+        _dev: *mut bindings::device,
+        attr: *mut bindings::device_attribute,
+        buf: *mut c_char,
+    ) -> isize {
+        // CAST: By the type invariant `attr` is the first field of a `PmuEventAttr`.
+        let this = attr.cast::<Self>();
+        // SAFETY: `this` points to a `PmuEventAttr` in static memory.
+        let id = unsafe { (*this).id };
+        // SAFETY: `buf` is a sysfs page buffer and the format takes one `unsigned long long`.
+        let len = unsafe {
+            bindings::sysfs_emit(buf, c_str!("event=0x%llx\n").as_char_ptr(), T::config(id))
+        };
+        len as isize
+    }
+
+    const fn as_raw(&'static self) -> *mut bindings::attribute {
+        // CAST: `attr` is the first field of `struct device_attribute`.
+        self.attr.get().cast::<bindings::attribute>()
+    }
+}
+
+/// A NULL-terminated array of the `N` events of an [`EventList`], event `i` at index `i`.
+///
+/// # Invariants
+///
+/// `list` holds pointers to `'static` attributes and `end` is null, right after them (`repr(C)`).
+#[repr(C)]
+pub(crate) struct PmuEventAttrs<T: EventList, const N: usize> {
+    list: [*mut bindings::attribute; N],
+    end: *mut bindings::attribute,
+    _list: PhantomData<T>,
+}
+
+// SAFETY: The pointers refer to `Sync` statics and are never written after construction.
+unsafe impl<T: EventList, const N: usize> Sync for PmuEventAttrs<T, N> {}
+
+impl<T: EventList, const N: usize> PmuEventAttrs<T, N> {
+    /// Collects `attrs` into a NULL-terminated array; the attribute at index `i` must be event `i`.
+    pub(crate) const fn new(attrs: &'static [PmuEventAttr<T>; N]) -> Self {
+        let mut list = [ptr::null_mut(); N];
+        let mut i = 0;
+        while i < N {
+            list[i] = attrs[i].as_raw();
+            i += 1;
+        }
+        // INVARIANT: Every entry points to a static attribute and the array is NULL-terminated.
+        Self {
+            list,
+            end: ptr::null_mut(),
+            _list: PhantomData,
+        }
     }
 }
 
@@ -138,6 +253,52 @@ impl AttributeGroup {
         // INVARIANT: `Attributes` is NULL-terminated and refers to static attributes.
         Self {
             group: Opaque::new(group),
+        }
+    }
+}
+
+impl AttributeGroup {
+    /// Creates the group `name` listing the events of `T` that [`EventList::listed`] says exist
+    /// when the group is created; without any, the directory is not created at all.
+    pub(crate) const fn with_events<T: EventList, const N: usize>(
+        name: &'static CStr,
+        attrs: &'static PmuEventAttrs<T, N>,
+    ) -> Self {
+        // SAFETY: All-zero is a valid `attribute_group`: null pointers and no callbacks.
+        let mut group: bindings::attribute_group = unsafe { mem::zeroed() };
+        group.name = name.as_char_ptr();
+        // CAST: sysfs never writes through `attrs`; the C type is not `const` only by history.
+        group.attrs = ptr::addr_of!(attrs.list)
+            .cast::<*mut bindings::attribute>()
+            .cast_mut();
+        group.is_visible = Some(Self::event_is_visible::<T>);
+        // INVARIANT: `PmuEventAttrs` is NULL-terminated and refers to static attributes.
+        Self {
+            group: Opaque::new(group),
+        }
+    }
+
+    /// The `is_visible` callback of an events group: attribute `n` is event `n`.
+    ///
+    /// # Safety
+    ///
+    /// `attr` must be an attribute of a group made by [`AttributeGroup::with_events`] for `T`,
+    /// passed by sysfs with its index `n`.
+    unsafe extern "C" fn event_is_visible<T: EventList>(
+        _kobj: *mut bindings::kobject,
+        attr: *mut bindings::attribute,
+        n: c_int,
+    ) -> bindings::umode_t {
+        // sysfs asks about the first attribute once for the directory itself too: the whole
+        // group is hidden when no event is listed.
+        if n == 0 && !T::any_listed() {
+            // CAST: The flag fits `umode_t`, whose file mode bits sysfs masks it from.
+            return bindings::SYSFS_GROUP_INVISIBLE as bindings::umode_t;
+        }
+        match usize::try_from(n) {
+            // SAFETY: sysfs passes a valid attribute of the group.
+            Ok(id) if T::listed(id) => unsafe { (*attr).mode },
+            _ => 0,
         }
     }
 }

@@ -11,7 +11,11 @@ use crate::abi::{
     CounterInfo, CounterKind, EventIdx, EventInfo, EventType, HwGeneralEvent, SbiError, SbiVersion,
     StopFlags, RISCV_MAX_COUNTERS,
 };
-use crate::events::{event_map, EventAttr, EventRequest, MapError, StdEvents, UserAccess};
+use crate::dt::DtPmuMaps;
+use crate::events::{
+    event_map, EventAttr, EventRequest, MapError, StdEvents, UserAccess, RISCV_PMU_RAW_EVENT_MASK,
+    RISCV_PMU_RAW_EVENT_V2_MASK,
+};
 use crate::firmware::Firmware;
 
 bitflags! {
@@ -93,6 +97,11 @@ pub trait HwEvent {
     fn last_period(&self) -> u64;
     /// Sets `hwc->last_period`.
     fn set_last_period(&mut self, last_period: u64);
+    /// The logical counters the event may use, narrowed from [`PmuInfo::default_event_cmask`] by
+    /// the device tree event maps at event_init; 0 when nothing narrows them.
+    fn cmask(&self) -> u64;
+    /// Sets the counters the event may use.
+    fn set_cmask(&mut self, cmask: u64);
     /// Who the event is (perf's `event->id`), so that a counter parked by the event goes back to
     /// that event only; 0 when unknown, and then any event of the same configuration may take it.
     fn owner(&self) -> u64;
@@ -138,6 +147,8 @@ pub struct HwPerfEvent {
     pub sample_period: u64,
     /// `hwc->last_period`.
     pub last_period: u64,
+    /// See [`HwEvent::cmask`].
+    pub cmask: u64,
     /// See [`HwEvent::owner`].
     pub owner: u64,
 }
@@ -155,6 +166,7 @@ impl Default for HwPerfEvent {
             period_left: 0,
             sample_period: 0,
             last_period: 0,
+            cmask: 0,
             owner: 0,
         }
     }
@@ -186,6 +198,7 @@ impl HwEvent for HwPerfEvent {
         period_left set_period_left: i64;
         sample_period set_sample_period: u64;
         last_period set_last_period: u64;
+        cmask set_cmask: u64;
     }
 
     fn owner(&self) -> u64 {
@@ -400,6 +413,18 @@ impl PmuInfo {
         }
     }
 
+    /// The hardware counters (bit `n` = `mhpmcounterN`) behind the usable hardware counters: the
+    /// counters the device tree bitmaps may name on this platform.
+    pub fn hw_counters(&self) -> u64 {
+        let mut bits = 0;
+        for (h, logical) in self.logical_of_hw.iter().enumerate() {
+            if logical & self.hw_mask != 0 {
+                bits |= 1 << h;
+            }
+        }
+        bits
+    }
+
     /// The logical counters of a set of hardware counters (bit `n` = `mhpmcounterN`, as in
     /// `scountovf` and the device tree bitmaps).
     #[inline]
@@ -426,18 +451,102 @@ impl PmuInfo {
         }
     }
 
+    /// The counters an event may use once [`PmuInfo::event_cmask`] narrowed them (`hw_cmask`, 0
+    /// for no narrowing): the mask `counter_config_matching` is offered.
+    #[inline]
+    pub fn allowed_cmask(&self, event_idx: EventIdx, hw_cmask: u64) -> u64 {
+        let default = self.default_event_cmask(event_idx);
+        if hw_cmask == 0 {
+            default
+        } else {
+            default & hw_cmask
+        }
+    }
+
+    /// The logical counters the device tree event maps let an event use, within
+    /// [`PmuInfo::default_event_cmask`]; 0 when the maps do not constrain the event (no maps,
+    /// firmware events, standard events the maps do not cover). An event the maps constrain to no
+    /// counter of this platform is unavailable (ENOENT): a raw event no row of
+    /// `riscv,raw-event-to-mhpmcounters` matches, a standard event no row of
+    /// `riscv,event-to-mhpmcounters` covers.
+    pub fn event_cmask(
+        &self,
+        event_idx: EventIdx,
+        event_data: u64,
+        maps: Option<&DtPmuMaps<'_>>,
+    ) -> Result<u64, MapError> {
+        let Some(bits) = maps.and_then(|m| m.event_hw_counters(event_idx, event_data)) else {
+            return Ok(0);
+        };
+        match self.logical_from_hw(u64::from(bits)) & self.default_event_cmask(event_idx) {
+            0 => Err(MapError::Unavailable),
+            cmask => Ok(cmask),
+        }
+    }
+
+    /// The standard events the device tree event maps say this platform can count (those with a
+    /// counter under [`PmuInfo::event_cmask`]), or `None` when the maps do not cover the standard
+    /// events and firmware must be asked ([`PmuInfo::check_std_events`]).
+    pub fn std_events_from_maps(&self, maps: &DtPmuMaps<'_>) -> Option<StdEvents> {
+        if !maps.covers_std_events() {
+            return None;
+        }
+        let mut found = StdEvents::NONE;
+        for idx in (0..StdEvents::COUNT).filter_map(StdEvents::nth) {
+            found.set(idx, self.event_cmask(idx, 0, Some(maps)).is_ok());
+        }
+        Some(found)
+    }
+
+    /// The `event=` value under which the PMU's sysfs `events/` directory lists a standard event, or
+    /// `None` when it is not listed.
+    ///
+    /// The `cpu` PMU has perf's raw type, so `event=` (`config:0-47`, or `config:0-55` with SBI
+    /// v3.0) makes a raw event: the value must be what the hardware counts the standard event with,
+    /// its `riscv,event-to-mhpmevent` selector. A standard event is listed when it is available, has
+    /// a selector that fits the raw event field, and that raw event has a counter under the maps (so
+    /// `cpu/<name>/` opens).
+    pub fn listed_event_config(
+        &self,
+        event_idx: EventIdx,
+        std_events: &StdEvents,
+        maps: &DtPmuMaps<'_>,
+    ) -> Option<u64> {
+        if !std_events.is_available(event_idx)
+            || self.event_cmask(event_idx, 0, Some(maps)).is_err()
+        {
+            return None;
+        }
+        let selector = maps.selector(event_idx)?;
+        let (raw, field) = if self.version.at_least(SbiVersion::V3_0) {
+            (EventIdx::RAW_V2, RISCV_PMU_RAW_EVENT_V2_MASK)
+        } else {
+            (EventIdx::RAW, RISCV_PMU_RAW_EVENT_MASK)
+        };
+        if selector & !field != 0 {
+            return None;
+        }
+        self.event_cmask(raw, selector, Some(maps))
+            .ok()
+            .map(|_| selector)
+    }
+
     /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()` and `pmu_sbi_event_init()`: maps the
-    /// attribute, refuses standard events the platform lacks, and fills the per-event state. A
-    /// non-sampling event gets `sample_period = width_mask >> 1`, as in the C driver.
+    /// attribute, refuses standard events the platform lacks and events the device tree maps (when
+    /// given) put on no counter, and fills the per-event state. A non-sampling event gets
+    /// `sample_period = width_mask >> 1`, as in the C driver.
     pub fn event_init(
         &self,
         attr: &EventAttr,
         access: UserAccess,
         std_events: &StdEvents,
+        maps: Option<&DtPmuMaps<'_>>,
         hw: &mut impl HwEvent,
     ) -> Result<EventRequest, MapError> {
         let req = event_map(attr, self.version)?;
         std_events.check(&req)?;
+        let cmask = self.event_cmask(req.event_idx, req.event_data, maps)?;
+        hw.set_cmask(cmask);
         hw.set_idx(IDX_NONE);
         hw.set_event_base(req.event_idx.raw());
         hw.set_config(req.event_data);
@@ -786,7 +895,13 @@ mod tests {
         };
         let mut hw = HwPerfEvent::default();
         let req = info
-            .event_init(&attr, UserAccess::UserAccess, &StdEvents::ALL, &mut hw)
+            .event_init(
+                &attr,
+                UserAccess::UserAccess,
+                &StdEvents::ALL,
+                None,
+                &mut hw,
+            )
             .unwrap();
         assert_eq!(hw.event_base, 5);
         assert_eq!(hw.config_base, req.cflags.bits());
@@ -804,8 +919,14 @@ mod tests {
             period_left: 4000,
             ..HwPerfEvent::default()
         };
-        info.event_init(&sampling, UserAccess::Legacy, &StdEvents::ALL, &mut hw)
-            .unwrap();
+        info.event_init(
+            &sampling,
+            UserAccess::Legacy,
+            &StdEvents::ALL,
+            None,
+            &mut hw,
+        )
+        .unwrap();
         assert_eq!(hw.sample_period, 4000);
         assert!(hw.is_sampling());
         assert!(hw.flags.contains(EventFlags::LEGACY));
@@ -813,7 +934,7 @@ mod tests {
         let mut none = StdEvents::ALL;
         none.set(EventIdx::hw(HwGeneralEvent::BranchInstructions), false);
         assert_eq!(
-            info.event_init(&attr, UserAccess::UserAccess, &none, &mut hw),
+            info.event_init(&attr, UserAccess::UserAccess, &none, None, &mut hw),
             Err(MapError::Unavailable)
         );
     }

@@ -4,8 +4,8 @@
 //! of `riscv_pmu_sbi_rust`, with no kernel dependency.
 //!
 //! The crate is `no_std`, allocates nothing, has no `unsafe`, and does not panic on input from
-//! firmware or perf. Kbuild compiles it into the kernel module; Cargo tests it on the host against a
-//! model of an SBI implementation (`tests/fwmodel`). Names follow the C driver
+//! firmware, the device tree or perf. Kbuild compiles it into the kernel module; Cargo tests it on
+//! the host against a model of an SBI implementation (`tests/fwmodel`). Names follow the C driver
 //! (`drivers/perf/riscv_pmu_sbi.c`, `drivers/perf/riscv_pmu.c`) so a reader of one finds their way in
 //! the other.
 //!
@@ -16,6 +16,7 @@
 //!   sampling period arithmetic.
 //! - [`plan`]: the planner that turns a CPU's recorded work into the fewest stop/start calls.
 //! - [`pmu`]: the per-CPU driver core the perf callbacks wrap.
+//! - [`dt`]: the `riscv,pmu` device tree event maps.
 //! - [`firmware`]: the [`firmware::Firmware`] trait, the nine SBI PMU functions (ecalls in the kernel,
 //!   the model on the host), and how shared memory is passed to it.
 //! - [`legacy`]: the base counters `cycle` and `instret`, for firmware without the PMU extension.
@@ -29,6 +30,7 @@
 
 pub mod abi;
 pub mod counters;
+pub mod dt;
 pub mod errno;
 pub mod events;
 pub mod firmware;

@@ -599,7 +599,7 @@ impl CpuHwEvents {
         } else {
             self.info.hw_mask
         };
-        let allowed = self.info.default_event_cmask(event_idx) & kind;
+        let allowed = self.info.allowed_cmask(event_idx, hw.cmask()) & kind;
 
         if hw.flags().contains(EventFlags::LEGACY) && !is_fw {
             let fixed = match event_idx.hw_event() {
@@ -645,8 +645,13 @@ impl CpuHwEvents {
 
         let mut free = self.free_counters(allowed);
         let stale = allowed & self.parked;
-        if free == 0 && stale != 0 {
-            self.reset_now(fw, stale);
+        // Firmware gives cycles and instructions a programmable counter before their fixed one, which
+        // cannot filter by mode without Smcntrpmf: a counter parked by another event is taken back
+        // rather than leaving the event only its fixed counter.
+        let fixed = self.info.logical_from_hw(0b101);
+        let stale_programmable = stale & !fixed;
+        if (free == 0 && stale != 0) || (free & !fixed == 0 && stale_programmable != 0) {
+            self.reset_now(fw, if free == 0 { stale } else { stale_programmable });
             free = self.free_counters(allowed);
         }
         if free == 0 {

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Device tree nodes and their properties.
+//!
+//! C header: [`include/linux/of.h`](srctree/include/linux/of.h)
+//!
+//! `of_property_count_u32_elems()` and `of_property_read_u32_array()` are static inlines over
+//! `of_property_count_elems_of_size()` and `of_property_read_variable_u32_array()`; the former logs
+//! an error of its own for a length that is not a whole number of cells, so the length is taken
+//! from `of_find_property()` instead and the caller decides what to say about it.
+
+use super::bindings;
+use core::ptr::{self, NonNull};
+use kernel::{ffi::c_int, prelude::*};
+
+/// A device tree node, with a reference held on it.
+///
+/// # Invariants
+///
+/// `node` points to a valid `struct device_node` on which this object holds one reference, dropped
+/// with `of_node_put()` (a no-op without `CONFIG_OF_DYNAMIC`, where nodes are never freed).
+pub(crate) struct OfNode {
+    node: NonNull<bindings::device_node>,
+}
+
+impl OfNode {
+    /// The first node whose `compatible` property lists `compatible`, like
+    /// `of_find_compatible_node(NULL, NULL, compatible)`.
+    pub(crate) fn find_compatible(compatible: &CStr) -> Option<Self> {
+        // SAFETY: A null `from` searches the whole tree and puts no reference; a null `type`
+        // matches any type; `compatible` is NUL-terminated and outlives the call, which takes
+        // `devtree_lock` itself.
+        let node = unsafe {
+            bindings::of_find_compatible_node(
+                ptr::null_mut(),
+                ptr::null(),
+                compatible.as_char_ptr(),
+            )
+        };
+        // INVARIANT: A non-null result comes with a reference taken for the caller.
+        NonNull::new(node).map(|node| Self { node })
+    }
+
+    /// The length in bytes of property `name`, or `None` when the node has no such property.
+    pub(crate) fn property_len(&self, name: &CStr) -> Option<usize> {
+        let mut len: c_int = 0;
+        // SAFETY: `self.node` is valid by the type invariant; `name` is NUL-terminated and `len`
+        // writable for the call, which takes `devtree_lock` itself.
+        let prop =
+            unsafe { bindings::of_find_property(self.node.as_ptr(), name.as_char_ptr(), &mut len) };
+        if prop.is_null() {
+            return None;
+        }
+        // A present property has a non-negative length.
+        Some(usize::try_from(len).unwrap_or(0))
+    }
+
+    /// The cells of the `u32` array property `name` in CPU order (`of_property_read_u32_array()` of
+    /// all of them), `Ok(None)` when the node has no such property, `Err` when its length is not a
+    /// whole number of cells.
+    pub(crate) fn read_u32_array(&self, name: &CStr) -> Result<Option<KVec<u32>>, Error> {
+        let Some(len) = self.property_len(name) else {
+            return Ok(None);
+        };
+        if len % 4 != 0 {
+            return Err(EINVAL);
+        }
+        let n = len / 4;
+        let mut cells = KVec::with_capacity(n, GFP_KERNEL)?;
+        if n == 0 {
+            return Ok(Some(cells));
+        }
+        // SAFETY: `self.node` is valid by the type invariant and `name` is NUL-terminated. `cells`
+        // has room for `n` values and the call writes at most `sz_max` = `n` of them; it finds the
+        // property under `devtree_lock` and copies it out.
+        let read = unsafe {
+            bindings::of_property_read_variable_u32_array(
+                self.node.as_ptr(),
+                name.as_char_ptr(),
+                cells.as_mut_ptr(),
+                n,
+                n,
+            )
+        };
+        if read < 0 {
+            return Err(Error::from_errno(read));
+        }
+        // The call returns how many values it wrote, at most `n`.
+        let read = usize::try_from(read).unwrap_or(0).min(n);
+        // SAFETY: The first `read` values were written above, and `read` is within the capacity.
+        unsafe { cells.set_len(read) };
+        Ok(Some(cells))
+    }
+}
+
+impl Drop for OfNode {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant this object holds one reference on the node, given back
+        // here once.
+        unsafe { bindings::rpmu_of_node_put(self.node.as_ptr()) };
+    }
+}
