@@ -117,6 +117,9 @@ pub trait Firmware {
         let _ = (idx, value);
     }
 
+    /// Zeroes `counter_overflow_bitmap` of the snapshot page (nothing without a page).
+    fn clear_snapshot_overflow_mask(&mut self) {}
+
     /// Zeroes the words of the snapshot page the specification defines.
     fn clear_snapshot(&mut self) {}
 
@@ -305,6 +308,10 @@ impl<T: SbiEcall> Firmware for T {
         if idx < RISCV_MAX_COUNTERS {
             self.set_snapshot_word(SnapshotPage::value_word(idx), value);
         }
+    }
+
+    fn clear_snapshot_overflow_mask(&mut self) {
+        self.set_snapshot_word(SnapshotPage::OVERFLOW_WORD, 0);
     }
 
     fn clear_snapshot(&mut self) {

@@ -829,6 +829,10 @@ impl CpuHwEvents {
             };
             fw.set_snapshot_value(i, value);
         }
+        // Firmware may keep its own copy of the page between calls (KVM does) and set overflow bits
+        // in it without ever clearing them; INIT_SNAPSHOT loads the page, so a cleared bitmap here
+        // keeps a past overflow from being reported again at the next stop.
+        fw.clear_snapshot_overflow_mask();
         let _ = self.sbi_start(fw, 0, cmask, StartFlags::INIT_SNAPSHOT, 0);
     }
 
