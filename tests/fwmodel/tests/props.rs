@@ -343,9 +343,10 @@ proptest! {
     /// the C driver loads half the range), and each costs at most one stop and one start, plus one
     /// start per reloaded counter without snapshot memory.
     ///
-    /// With snapshot memory the C driver reads a firmware counter it has stopped from the snapshot
-    /// page, where the crate's driver calls `counter_fw_read`; firmware counter reads are then left
-    /// out of the comparison.
+    /// With snapshot memory firmware counter reads are left out of the comparison (the C driver
+    /// reads a counter it has stopped from the snapshot page, the crate's driver also reads running
+    /// ones), and each stop of every running counter in a window (`PmuStats::freezes`) may cost one
+    /// start more, when perf still wants some of those counters.
     #[test]
     fn batching_never_costs_more_than_the_c_driver(
         mut setup in setup_strategy(),
@@ -370,9 +371,13 @@ proptest! {
             reference.overflow_calls(),
             reference.calls_of(Function::CounterFwRead),
         );
+        // With snapshot memory a window's first stop stops every running counter at once (one call
+        // for a whole context switch, with every event read from the saved values); when perf still
+        // wants some of them, the flush starts them again: at most one call more per such stop.
+        let freezes: u64 = batched.cpus.iter().map(|c| c.pmu.stats().freezes).sum();
         prop_assert!(
-            batched_calls <= reference_calls,
-            "batched {} > reference {}", batched_calls, reference_calls
+            batched_calls <= reference_calls + freezes,
+            "batched {} > reference {} + {} freezes", batched_calls, reference_calls, freezes
         );
         let per_irq = if snapshot { 2 } else { 2 + 8 };
         for (calls, irqs) in [

@@ -87,6 +87,10 @@ pub struct PmuStats {
     pub overflow_calls: u64,
     /// SBI calls that failed with an error other than ALREADY_STARTED/ALREADY_STOPPED.
     pub errors: u64,
+    /// Stops in a disable window that stopped every running counter, saving their values
+    /// (snapshot memory only). Counters perf still wants then start again at the flush: a window
+    /// that stops few of many running events costs that one start more than stopping each alone.
+    pub freezes: u64,
 }
 
 impl PmuStats {
@@ -787,6 +791,7 @@ impl CpuHwEvents {
         let running = self.running;
         if self.stop_taking_snapshot(fw, running) {
             self.running = 0;
+            self.stats.freezes += 1;
         }
     }
 
