@@ -121,7 +121,11 @@ def main():
     if "c" in results and "rust" in results:
         cv, rv = results["c"][2], results["rust"][2]
         for name in sorted(set(cv) | set(rv)):
-            if cv.get(name) != rv.get(name):
+            if "_raw_gap_" in name:
+                # Raw events with bits between the event field and the class bits: the drivers differ by design
+                # (tests/expectations/expectations.txt, compare/fuzz_s*_raw_gap_*).
+                say(f"compare {name}: C {cv.get(name)}, Rust {rv.get(name)}: differs by design")
+            elif cv.get(name) != rv.get(name):
                 failures.append(f"compare {name}: C {cv.get(name)}, Rust {rv.get(name)}")
             elif name.endswith("_digest"):
                 say(f"compare {name}: {cv[name]} on both drivers")

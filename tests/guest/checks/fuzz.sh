@@ -18,7 +18,7 @@ out=$("$F" -s "$SEED" -n "$ATTEMPTS" -m "$MIN_PERIOD" 2>&1)
 rc=$?
 printf '%s\n' "$out" | grep '^value ' | sed "s/^value fuzz_/value fuzz_s${SEED}_/"
 summary=$(printf '%s\n' "$out" | grep '^attempts ')
-echo "# $summary"
+echo "# $summary; $(printf '%s\n' "$out" | grep '^ops_digest ')"
 if [ "$rc" -ne 0 ]; then
   echo "not ok fuzz_completed pfuzz exited with $rc: $(printf '%s\n' "$out" | tail -3 | tr '\n' ' ')"
 elif [ "$(awk '{ print $2 }' <<<"$summary")" != "$ATTEMPTS" ]; then
