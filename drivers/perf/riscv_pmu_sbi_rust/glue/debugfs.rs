@@ -78,11 +78,12 @@ impl<T: Show> Registration<T> {
             )?;
         }
         let n = c_uint::try_from(files.len())?;
-        // SAFETY: The names are static strings; `files` and the data its entries point to stay
-        // valid, and `files` is not resized, until `drop` has removed the directory, after which
-        // debugfs no longer calls `show_callback`. Each registration has its own `files`.
-        let dir =
-            unsafe { bindings::rpmu_debugfs_create(dir.as_char_ptr(), files.as_mut_ptr(), n) };
+        let (name, list) = (dir.as_char_ptr(), files.as_mut_ptr());
+        // The names are static strings; `files` and the data its entries point to stay valid, and
+        // `files` is not resized, until `drop` has removed the directory, after which debugfs no
+        // longer calls `show_callback`. Each registration has its own `files`.
+        // SAFETY: As above: `list` points to `n` entries that outlive the directory.
+        let dir = unsafe { bindings::rpmu_debugfs_create(name, list, n) };
         // INVARIANT: `dir` was created for `files`, whose entries point to `data`; both are on the
         // heap.
         Ok(Self { dir, files, data })
