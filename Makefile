@@ -3,6 +3,7 @@
 #
 #   make run        boot a RISC-V QEMU machine with the driver loaded and show perf counting and sampling
 #   make test       every test: host tests, module build checks, then the QEMU harness on both drivers
+#   make test-full  make test without its short version: every test on every entry (about 50 minutes warm)
 #   make test-kvm   every guest check in the kvm entry (make test runs a subset there: nested guests are slow)
 #   make bench      both drivers side by side on the bench kernel (the test kernel without its debug options):
 #                   a table of costs, CSV and a chart in $(RPMU_CACHE)/bench; never part of make test
@@ -26,7 +27,7 @@ BENCH_ARGS ?=
 STRESS_ARGS ?=
 comma := ,
 
-.PHONY: run test test-kvm bench stress module host-test deps kernel rootfs harness clean distclean
+.PHONY: run test test-full test-kvm bench stress module host-test deps kernel rootfs harness clean distclean
 
 run:
 	scripts/demo $(if $(DRIVER),--driver $(DRIVER))
@@ -58,6 +59,9 @@ test: deps
 	else echo "[test] 2/3 module build: no module in this tree yet"; fi
 	@echo "[test] 3/3 QEMU harness, drivers: $(HARNESS_DRIVERS)"
 	@$(MAKE) --no-print-directory harness
+
+test-full:
+	@$(MAKE) --no-print-directory test HARNESS_ARGS="--full all $(HARNESS_ARGS)"
 
 test-kvm: deps rootfs
 	tests/harness/harness.py --drivers $(HARNESS_DRIVERS) --jobs $(HARNESS_JOBS) --entries kvm --suites checks \

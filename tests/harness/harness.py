@@ -222,9 +222,9 @@ def load_expectations():
             if not line or line.startswith("#"):
                 continue
             parts = line.split("\t")
-            if len(parts) != 5 or parts[3] not in ("xfail", "flaky", "skip", "differs"):
+            if len(parts) != 5 or parts[3] not in ("xfail", "flaky", "skip", "short", "differs"):
                 sys.exit(f"{EXPECTATIONS}:{n}: expected 5 tab-separated fields "
-                         "(test glob, entry glob, driver glob, xfail|flaky|skip|differs, reason)")
+                         "(test glob, entry glob, driver glob, xfail|flaky|skip|short|differs, reason)")
             rules.append(parts)
     return rules
 
@@ -249,11 +249,14 @@ def load_baseline():
     return base
 
 
-def skips_for(rules, entry, driver):
-    """The guest-side --skip options: whole sections the expectations say not to run on this entry."""
+def skips_for(rules, entry, driver, full):
+    """The guest-side --skip options: whole sections the expectations say not to run on this entry, and the ones
+    make test's short version leaves to another entry (kind "short"), unless the entry runs in full."""
     out = []
     for tglob, eglob, dglob, kind, _ in rules:
-        if kind == "skip" and fnmatch.fnmatchcase(entry, eglob) and fnmatch.fnmatchcase(driver, dglob):
+        if kind == "short" and (entry in full or "all" in full):
+            continue
+        if kind in ("skip", "short") and fnmatch.fnmatchcase(entry, eglob) and fnmatch.fnmatchcase(driver, dglob):
             out += ["--skip", tglob]
     return out
 
@@ -280,7 +283,8 @@ def boot(entry, driver, suites, outdir, timeout, module, skips, full, dtbs):
         cmd += ["--module", module]
     for ko in TEST_MODULES:
         cmd += ["--add", ko]
-    only = [] if entry in full else [a for glob in ENTRY_ONLY.get(entry, []) for a in ("--only", glob)]
+    whole = entry in full or "all" in full
+    only = [] if whole else [a for glob in ENTRY_ONLY.get(entry, []) for a in ("--only", glob)]
     cmd += ["--", "/opt/rpmu/run-suites", *skips, *only, *suites]
     start = time.monotonic()
     # The log is written as the guest prints, so a long run can be followed with tail -f.
@@ -309,7 +313,8 @@ def main():
     p.add_argument("--drivers", default="c", help="comma-separated drivers to run: c, rust (default: c)")
     p.add_argument("--entries", default=",".join(ENTRIES), help=f"matrix entries (default: {','.join(ENTRIES)})")
     p.add_argument("--suites", default="checks,kselftest,perftest", help="guest suites to run")
-    p.add_argument("--full", default="", help="comma-separated entries that run every check, not their subset")
+    p.add_argument("--full", default="", help="comma-separated entries (or all) that run every test, not make "
+                   "test's short version")
     p.add_argument("--out", default=os.path.join(os.environ.get("RPMU_CACHE", os.path.expanduser(
         os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "riscv_pmu_sbi_rust"))), "harness"),
         help="directory for logs and results")
@@ -364,7 +369,8 @@ def main():
             run_suites = [s for s in suites if s in ENTRY_SUITES.get(entry, suites)]
             say(f"{entry} ({ENTRIES[entry][1]}), driver {driver}: booting and running {', '.join(run_suites)}")
             futures[pool.submit(boot, entry, driver, run_suites, args.out, args.timeout, args.module,
-                                skips_for(rules, entry, driver), args.full.split(","), dtbs)] = (entry, driver)
+                                skips_for(rules, entry, driver, args.full.split(",")), args.full.split(","),
+                                dtbs)] = (entry, driver)
         for fut in concurrent.futures.as_completed(futures):
             entry, driver = futures[fut]
             run = fut.result()
