@@ -81,7 +81,9 @@ pub(crate) fn has_sscofpmf() -> bool {
 }
 
 /// Reads the counter CSR `csr` (`cycle`, `time`, `instret`, `hpmcounter3`..`hpmcounter31`: 0xc00
-/// to 0xc1f) or `scountovf` (0xda0) of this hart; 0 for any other number.
+/// to 0xc1f) or `scountovf` (0xda0) of this hart; 0 for any other number. Inlined: `read()` of an
+/// event runs it, and the call would cost as much as the jump table.
+#[inline(always)]
 pub(crate) fn read_counter_csr(csr: u16) -> u64 {
     // The CSR number is part of the instruction, so each counter needs its own `csrr`.
     macro_rules! csrr_match {

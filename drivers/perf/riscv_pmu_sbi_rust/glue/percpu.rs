@@ -65,6 +65,7 @@ impl<T> PerCpu<T> {
     ///
     /// Only shared references are handed out: state that changes lives in cells (a `RefCell` for
     /// state borrowed mutably, whose borrow flag refuses a second borrow, re-entrant or not).
+    #[inline(always)]
     pub(crate) fn local<'a>(&'a self, cpu: &'a LocalCpu<'_>) -> &'a T {
         // `this_cpu_ptr()`: the per-CPU pointer plus this CPU's offset, which is the address of this
         // CPU's copy of the live allocation (type invariant).
@@ -99,6 +100,7 @@ impl LocalCpu<'_> {
     /// # Safety
     ///
     /// Interrupts must be disabled on the current CPU for as long as the token lives.
+    #[inline(always)]
     pub(crate) unsafe fn new() -> Self {
         if !super::arch::irqs_disabled() {
             warn_once(c_str!("CPU token created with interrupts enabled"));

@@ -412,6 +412,7 @@ impl<D: Send> CpuStates<D> {
     ///
     /// A borrow while another is live on this CPU (code that re-enters the PMU while it holds the
     /// state) is refused with a warning and `None`: no path gets two `&mut` to one CPU's state.
+    #[inline(always)]
     pub(crate) fn with_local<R>(
         &self,
         cpu: &LocalCpu<'_>,
@@ -680,6 +681,7 @@ impl<T: Driver> Adapter<T> {
     ///
     /// `pmu` must be the argument (or the event's PMU) of a running callback of a
     /// [`Registration<T>`].
+    #[inline(always)]
     unsafe fn registration<'a>(pmu: *mut bindings::pmu) -> &'a Registration<T> {
         // SAFETY: Only the `pmu` of a `Registration<T>`'s container has these callbacks.
         let container = unsafe { PmuContainer::from_pmu(pmu) };
@@ -695,6 +697,7 @@ impl<T: Driver> Adapter<T> {
     ///
     /// `event` must be the argument of a running `add`, `del`, `start`, `stop` or `read` callback
     /// of a [`Registration<T>`].
+    #[inline(always)]
     unsafe fn with_state<R>(
         event: *mut bindings::perf_event,
         f: impl FnOnce(&Registration<T>, &LocalCpu<'_>, &mut T::CpuState, &PerfEvent) -> R,
@@ -805,6 +808,7 @@ impl<T: Driver> Adapter<T> {
     ///
     /// `pmu` must be the argument of a running `pmu_enable` or `pmu_disable` callback of a
     /// [`Registration<T>`].
+    #[inline(always)]
     unsafe fn with_pmu_state(pmu: *mut bindings::pmu, f: impl FnOnce(&T, &mut T::CpuState)) {
         // SAFETY: Guaranteed by the caller.
         let registration = unsafe { Self::registration(pmu) };

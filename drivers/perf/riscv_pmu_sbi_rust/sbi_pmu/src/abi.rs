@@ -209,6 +209,7 @@ impl SbiError {
 }
 
 /// Turns an `sbiret` pair into a `Result`: `Ok(value)` when `error` is SBI_SUCCESS.
+#[inline]
 pub fn sbi_result(error: isize, value: usize) -> Result<usize, SbiError> {
     match SbiError::from_code(error) {
         None => Ok(value),
@@ -435,6 +436,7 @@ impl EventIdx {
 
     /// Decodes a raw `event_idx`, or `None` when a reserved bit (31:20) is set or the type is not one
     /// of Table 1.
+    #[inline]
     pub const fn from_raw(raw: u32) -> Option<Self> {
         if raw & !Self::VALID_MASK != 0 {
             return None;

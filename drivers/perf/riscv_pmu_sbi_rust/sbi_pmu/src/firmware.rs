@@ -142,6 +142,7 @@ pub struct SbiRet {
 
 impl SbiRet {
     /// The pair as a `Result`.
+    #[inline]
     pub fn result(self) -> Result<usize, SbiError> {
         sbi_result(self.error, self.value)
     }

@@ -89,6 +89,7 @@ impl Plan {
     /// none of them is a firmware counter whose value is unknown (the caller writes the values a
     /// snapshot saved, or reads hardware counters' CSRs), so a flush then starts everything in a
     /// single call.
+    #[inline]
     pub const fn new(s: &FlushState) -> Self {
         let reset = s.reset;
         let want = s.want & !reset;
@@ -127,11 +128,13 @@ impl Plan {
     }
 
     /// The counters running after the plan was carried out (`want`, less reset counters).
+    #[inline]
     pub const fn running_after(s: &FlushState) -> u64 {
         s.want & !s.reset
     }
 
     /// The number of SBI calls the plan makes.
+    #[inline]
     pub const fn num_calls(&self) -> u32 {
         (self.stop != 0) as u32
             + (self.reset != 0) as u32
@@ -141,12 +144,14 @@ impl Plan {
     }
 
     /// Whether the plan makes no call.
+    #[inline]
     pub const fn is_empty(&self) -> bool {
-        self.num_calls() == 0
+        (self.stop | self.reset | self.start | self.start_snapshot | self.start_with_value) == 0
     }
 
     /// The calls in the order they must be made: stops before resets, both before any start, so a
     /// counter is never started twice and reloads see a stopped counter.
+    #[inline]
     pub fn calls(&self) -> impl Iterator<Item = PlannedCall> {
         let stop = (self.stop != 0).then_some(PlannedCall::Stop {
             cmask: self.stop,

@@ -39,7 +39,7 @@ use crate::counters::{
 use crate::counters::{PmuInfo, IDX_NONE};
 use crate::errno::ENOENT;
 use crate::firmware::Firmware;
-use crate::plan::{FlushState, Plan, PlannedCall};
+use crate::plan::{FlushState, Plan};
 
 /// Why `add` found no counter for an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -303,11 +303,13 @@ impl CpuHwEvents {
 
     /// `pmu->pmu_disable`: from now until the matching [`CpuHwEvents::pmu_enable`], operations are
     /// recorded and flushed together. Calls nest.
+    #[inline]
     pub fn pmu_disable(&mut self) {
         self.disable_depth = self.disable_depth.saturating_add(1);
     }
 
     /// `pmu->pmu_enable`: the outermost call flushes the recorded work.
+    #[inline]
     pub fn pmu_enable<F: Firmware>(&mut self, fw: &mut F) {
         self.disable_depth = self.disable_depth.saturating_sub(1);
         if self.disable_depth == 0 {
@@ -542,6 +544,7 @@ impl CpuHwEvents {
     }
 
     /// The counter the event holds, if it is one this CPU handed out.
+    #[inline]
     fn used_counter(&self, hw: &impl HwEvent) -> Option<usize> {
         let idx = hw.counter()?;
         ((self.used_hw_ctrs | self.used_fw_ctrs) & bit(idx) != 0).then_some(idx)
@@ -581,7 +584,13 @@ impl CpuHwEvents {
         if let Some(h) = self.held.get_mut(idx) {
             *h = value;
         }
-        event_update_with(hw, value, self.info.width_mask(idx))
+        // PmuInfo::width_mask, from the info at hand.
+        let width_mask = if info.is_firmware() {
+            u64::MAX
+        } else {
+            info.width_mask()
+        };
+        event_update_with(hw, value, width_mask)
     }
 
     /// `pmu_sbi_ctr_get_idx()`: finds a counter for the event and claims it.
@@ -590,6 +599,22 @@ impl CpuHwEvents {
         fw: &mut F,
         hw: &impl HwEvent,
     ) -> Result<usize, AddError> {
+        // The common case first: an event coming back to the counter it left (a context switch of
+        // the task it counts for). The counter is still configured for it: nothing a perf event's
+        // configuration depends on (its attributes and counter mask) changes after event_init, and
+        // an event's owner id is never reused. Legacy events reconfigure their fixed counter below.
+        let owner = hw.owner();
+        if !hw.flags().contains(EventFlags::LEGACY) {
+            for i in counters_in(self.parked) {
+                if self.parked_owner.get(i) == Some(&owner) {
+                    if let Some(Some(cfg)) = self.mapped.get(i).copied() {
+                        self.parked &= !bit(i);
+                        self.stats.reused += 1;
+                        return self.claim(i, bit(i), cfg);
+                    }
+                }
+            }
+        }
         let event_idx = hw.event_idx().ok_or(AddError::NoCounter)?;
         let cfg = SlotConfig {
             event_idx,
@@ -629,7 +654,6 @@ impl CpuHwEvents {
         // event on one counter only, the first configured (QEMU's event-to-counter map does), so that
         // counter would take the counts of the new one: it is reset first.
         let mut same_event = 0;
-        let owner = hw.owner();
         for i in counters_in(self.parked) {
             let Some(m) = self.mapped.get(i).copied().flatten() else {
                 continue;
@@ -678,6 +702,7 @@ impl CpuHwEvents {
     }
 
     /// Counters of `allowed` no event holds, not parked and not running.
+    #[inline]
     fn free_counters(&self, allowed: u64) -> u64 {
         allowed
             & self.info.cmask
@@ -688,6 +713,7 @@ impl CpuHwEvents {
 
     /// The claim rules of `pmu_sbi_ctr_get_idx()`: the counter firmware configured must be one the
     /// driver offered, usable, and not held by another event; else ENOENT.
+    #[inline]
     fn claim(&mut self, idx: usize, offered: u64, cfg: SlotConfig) -> Result<usize, AddError> {
         let b = bit(idx);
         if b == 0 || offered & b == 0 || self.info.raw_counter_info(idx) == 0 {
@@ -721,6 +747,7 @@ impl CpuHwEvents {
     }
 
     /// Drops the driver's record of the mapping of these counters.
+    #[inline]
     fn forget(&mut self, mask: u64) {
         self.parked &= !mask;
         self.reset &= !mask;
@@ -733,6 +760,7 @@ impl CpuHwEvents {
         }
     }
 
+    #[inline]
     fn maybe_flush<F: Firmware>(&mut self, fw: &mut F) {
         if self.disable_depth == 0 {
             self.flush(fw);
@@ -753,36 +781,37 @@ impl CpuHwEvents {
         let plan = Plan::new(&state);
         if !plan.is_empty() {
             self.stats.flushes += 1;
-        }
-        for call in plan.calls() {
-            match call {
-                PlannedCall::Stop { cmask, flags } => {
-                    // A plain stop saves the values when there is snapshot memory: perf reads the
-                    // events right after.
-                    if !(flags.is_empty() && self.snapshot && self.stop_taking_snapshot(fw, cmask))
-                    {
-                        let _ = self.sbi_stop(fw, cmask, flags);
-                    }
-                }
-                PlannedCall::Start { cmask, flags } => {
-                    if flags.contains(StartFlags::INIT_SNAPSHOT) {
-                        self.start_from_snapshot(fw, cmask);
-                    } else {
-                        let _ = self.sbi_start(fw, 0, cmask, flags, 0);
-                    }
-                }
-                PlannedCall::StartWithValue { idx } => {
-                    let idx = idx as usize; // Below 64.
-                    let value = self.init_val.get(idx).copied().unwrap_or(0);
-                    let _ = self.sbi_start(fw, idx, 1, StartFlags::SET_INIT_VALUE, value);
-                }
-            }
+            self.carry_out(fw, &plan);
         }
         self.running = Plan::running_after(&state);
         self.want &= self.running;
         self.known &= !self.running;
         self.reload = 0;
         self.forget(state.reset);
+    }
+
+    /// Makes a plan's calls, in the order of [`Plan::calls`] (stops before resets, both before any
+    /// start), straight from its masks: this runs at every context switch.
+    #[inline]
+    fn carry_out<F: Firmware>(&mut self, fw: &mut F, plan: &Plan) {
+        // A plain stop saves the values when there is snapshot memory: perf reads the events right
+        // after.
+        if plan.stop != 0 && !(self.snapshot && self.stop_taking_snapshot(fw, plan.stop)) {
+            let _ = self.sbi_stop(fw, plan.stop, StopFlags::empty());
+        }
+        if plan.reset != 0 {
+            let _ = self.sbi_stop(fw, plan.reset, StopFlags::RESET);
+        }
+        if plan.start != 0 {
+            let _ = self.sbi_start(fw, 0, plan.start, StartFlags::empty(), 0);
+        }
+        if plan.start_snapshot != 0 {
+            self.start_from_snapshot(fw, plan.start_snapshot);
+        }
+        for idx in counters_in(plan.start_with_value) {
+            let value = self.init_val.get(idx).copied().unwrap_or(0);
+            let _ = self.sbi_start(fw, idx, 1, StartFlags::SET_INIT_VALUE, value);
+        }
     }
 
     /// Stops every running counter in one call that saves their values in the snapshot page
@@ -812,6 +841,7 @@ impl CpuHwEvents {
     }
 
     /// The value a stopped counter holds, when a snapshot saved it.
+    #[inline]
     fn stopped_value(&self, idx: usize) -> Option<u64> {
         if self.known & bit(idx) != 0 {
             self.held.get(idx).copied()
@@ -841,6 +871,7 @@ impl CpuHwEvents {
         let _ = self.sbi_start(fw, 0, cmask, StartFlags::INIT_SNAPSHOT, 0);
     }
 
+    #[inline]
     fn count(&mut self, fid: Fid) {
         if let Some(n) = self.stats.calls.get_mut(fid.id()) {
             *n += 1;
@@ -850,6 +881,7 @@ impl CpuHwEvents {
         }
     }
 
+    #[inline]
     fn note_error(
         &mut self,
         result: Result<(), SbiError>,
@@ -864,6 +896,7 @@ impl CpuHwEvents {
         }
     }
 
+    #[inline]
     fn sbi_stop<F: Firmware>(
         &mut self,
         fw: &mut F,
@@ -876,6 +909,7 @@ impl CpuHwEvents {
         self.note_error(r, SbiError::AlreadyStopped)
     }
 
+    #[inline]
     fn sbi_start<F: Firmware>(
         &mut self,
         fw: &mut F,
