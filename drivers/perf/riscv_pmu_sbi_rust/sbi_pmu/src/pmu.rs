@@ -581,11 +581,12 @@ impl CpuHwEvents {
         } else {
             fw.read_counter_csr(info.csr)
         };
-        if let Some(h) = self.held.get_mut(idx) {
-            *h = value;
-        }
-        // PmuInfo::width_mask, from the info at hand.
+        // PmuInfo::width_mask, from the info at hand. Only a firmware counter's value is kept: start
+        // compares it with prev_count to know whether the counter must be rewritten.
         let width_mask = if info.is_firmware() {
+            if let Some(h) = self.held.get_mut(idx) {
+                *h = value;
+            }
             u64::MAX
         } else {
             info.width_mask()
