@@ -360,6 +360,8 @@ def chart(plt, rows, path):
     ax.plot(x, [r["c"] / 1000 for r in ks], "o-", color="tab:blue", label="C driver, k hardware events")
     ax.plot(x, [r["rust"] / 1000 for r in ks], "s-", color="tab:orange", label="Rust driver, k hardware events")
     ax.plot(x, [r["floor"] / 1000 for r in ks], "^--", color="tab:gray", label="floor: k software events")
+    ax.plot(x, [goal(r) / 1000 for r in ks], "v:", color="tab:green",
+            label="floor + the firmware's part of the Rust driver's SBI calls")
     for rid, k, text, dx in (("ctxsw-fw3", 3, "3 firmware", -20), ("ctxsw-hw5fw3", 8, "5 hw + 3 fw", -62)):
         r = next(r for r in rows if r["id"] == rid)
         first = rid == "ctxsw-fw3"

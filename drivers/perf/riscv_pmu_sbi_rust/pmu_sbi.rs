@@ -684,6 +684,12 @@ impl HwEvent for HwPerfEvent<'_> {
         last_period set_last_period: u64;
     }
 
+    fn last_tag(&self) -> u64 {
+        HwPerfEvent::last_tag(self)
+    }
+    fn set_last_tag(&mut self, last_tag: u64) {
+        HwPerfEvent::set_last_tag(self, last_tag)
+    }
     // RISC-V PMUs have no extra register: its configuration word holds the event's counters.
     fn cmask(&self) -> u64 {
         self.extra_reg_config()

@@ -492,6 +492,7 @@ proptest! {
                     last_period: 0,
                     cmask,
                     owner: 0,
+                    last_tag: 0,
                 }
             })
             .collect();

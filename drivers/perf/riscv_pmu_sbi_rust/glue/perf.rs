@@ -324,6 +324,8 @@ impl HwPerfEvent<'_> {
         /// The configuration of the event's extra register (`hw.extra_reg.config`), a word perf
         /// core leaves to PMU drivers.
         extra_reg_config, set_extra_reg_config: u64 = __bindgen_anon_1.__bindgen_anon_1.extra_reg.config;
+        /// A word of the hardware-PMU part perf core leaves to the driver (`hw.last_tag`).
+        last_tag, set_last_tag: u64 = __bindgen_anon_1.__bindgen_anon_1.last_tag;
         /// The period of the last sample (`hw.last_period`).
         last_period, set_last_period: u64 = __bindgen_anon_2.__bindgen_anon_1.last_period;
         /// The counter value the event's count was last brought up to date with (`hw.prev_count`,

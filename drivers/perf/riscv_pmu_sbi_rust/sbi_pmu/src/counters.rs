@@ -105,6 +105,12 @@ pub trait HwEvent {
     /// Who the event is (perf's `event->id`), so that a counter parked by the event goes back to
     /// that event only; 0 when unknown, and then any event of the same configuration may take it.
     fn owner(&self) -> u64;
+    /// `hwc->last_tag`, which RISC-V leaves to its driver: the counter the event last left plus one
+    /// (0: none), on whichever CPU. A hint only: the core checks it against the CPU's parked
+    /// counters before it takes one back.
+    fn last_tag(&self) -> u64;
+    /// Sets `hwc->last_tag`.
+    fn set_last_tag(&mut self, last_tag: u64);
 
     /// The counter the event holds, when `idx` names one of the 64 possible counters.
     fn counter(&self) -> Option<usize> {
@@ -151,6 +157,8 @@ pub struct HwPerfEvent {
     pub cmask: u64,
     /// See [`HwEvent::owner`].
     pub owner: u64,
+    /// See [`HwEvent::last_tag`].
+    pub last_tag: u64,
 }
 
 impl Default for HwPerfEvent {
@@ -168,6 +176,7 @@ impl Default for HwPerfEvent {
             last_period: 0,
             cmask: 0,
             owner: 0,
+            last_tag: 0,
         }
     }
 }
@@ -199,6 +208,7 @@ impl HwEvent for HwPerfEvent {
         sample_period set_sample_period: u64;
         last_period set_last_period: u64;
         cmask set_cmask: u64;
+        last_tag set_last_tag: u64;
     }
 
     fn owner(&self) -> u64 {

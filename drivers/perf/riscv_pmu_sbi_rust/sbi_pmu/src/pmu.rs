@@ -72,7 +72,8 @@ pub struct OverflowEvent {
     pub last_period: u64,
 }
 
-/// Per-CPU statistics, for debugfs and for measuring the batching.
+/// Per-CPU statistics, for debugfs and for measuring the batching. The counters wrap (in centuries):
+/// they are on every hot path, where an overflow check would cost a branch each.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct PmuStats {
     /// SBI calls made, indexed by function ID.
@@ -352,6 +353,8 @@ impl CpuHwEvents {
             self.used_fw_ctrs &= !b;
             self.n_events = self.n_events.saturating_sub(1);
             self.parked |= b;
+            // idx is below 64.
+            hw.set_last_tag(idx as u64 + 1);
             if let Some(owner) = self.parked_owner.get_mut(idx) {
                 *owner = hw.owner();
             }
@@ -480,7 +483,7 @@ impl CpuHwEvents {
         if hw_running == 0 {
             return 0;
         }
-        self.stats.overflows += 1;
+        self.stats.overflows = self.stats.overflows.wrapping_add(1);
         // With snapshot memory the stop saves the counters' values and the overflow bitmap, relative
         // to counter_idx_base 0, so in logical counters; scountovf is indexed by hardware counter.
         let overflow = if self.snapshot && self.stop_taking_snapshot(fw, hw_running) {
@@ -574,7 +577,7 @@ impl CpuHwEvents {
                 Ok(v) => v as u64,
                 Err(_) => {
                     // The C driver would take 0 as the value and add garbage; keep the count instead.
-                    self.stats.errors += 1;
+                    self.stats.errors = self.stats.errors.wrapping_add(1);
                     return 0;
                 }
             }
@@ -606,11 +609,18 @@ impl CpuHwEvents {
         // an event's owner id is never reused. Legacy events reconfigure their fixed counter below.
         let owner = hw.owner();
         if !hw.flags().contains(EventFlags::LEGACY) {
-            for i in counters_in(self.parked) {
+            // The counter the event left last, when it is parked here for it; else any parked one.
+            let hint = usize::try_from(hw.last_tag().wrapping_sub(1)).unwrap_or(usize::MAX);
+            let first = if hint < RISCV_MAX_COUNTERS && self.parked & bit(hint) != 0 {
+                bit(hint)
+            } else {
+                0
+            };
+            for i in counters_in(first).chain(counters_in(self.parked & !first)) {
                 if self.parked_owner.get(i) == Some(&owner) {
                     if let Some(Some(cfg)) = self.mapped.get(i).copied() {
                         self.parked &= !bit(i);
-                        self.stats.reused += 1;
+                        self.stats.reused = self.stats.reused.wrapping_add(1);
                         return self.claim(i, bit(i), cfg);
                     }
                 }
@@ -661,7 +671,7 @@ impl CpuHwEvents {
             };
             if m == cfg && allowed & bit(i) != 0 && self.parked_owner.get(i) == Some(&owner) {
                 self.parked &= !bit(i);
-                self.stats.reused += 1;
+                self.stats.reused = self.stats.reused.wrapping_add(1);
                 return self.claim(i, bit(i), cfg);
             }
             if m.event_idx == cfg.event_idx {
@@ -781,7 +791,7 @@ impl CpuHwEvents {
         };
         let plan = Plan::new(&state);
         if !plan.is_empty() {
-            self.stats.flushes += 1;
+            self.stats.flushes = self.stats.flushes.wrapping_add(1);
             self.carry_out(fw, &plan);
         }
         self.running = Plan::running_after(&state);
@@ -821,7 +831,7 @@ impl CpuHwEvents {
         let running = self.running;
         if self.stop_taking_snapshot(fw, running) {
             self.running = 0;
-            self.stats.freezes += 1;
+            self.stats.freezes = self.stats.freezes.wrapping_add(1);
         }
     }
 
@@ -875,10 +885,10 @@ impl CpuHwEvents {
     #[inline]
     fn count(&mut self, fid: Fid) {
         if let Some(n) = self.stats.calls.get_mut(fid.id()) {
-            *n += 1;
+            *n = n.wrapping_add(1);
         }
         if self.in_overflow {
-            self.stats.overflow_calls += 1;
+            self.stats.overflow_calls = self.stats.overflow_calls.wrapping_add(1);
         }
     }
 
@@ -890,7 +900,7 @@ impl CpuHwEvents {
     ) -> Result<(), SbiError> {
         match result {
             Err(err) if err != benign => {
-                self.stats.errors += 1;
+                self.stats.errors = self.stats.errors.wrapping_add(1);
                 Err(err)
             }
             _ => Ok(()),
