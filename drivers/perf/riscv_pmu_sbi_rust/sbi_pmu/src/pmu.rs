@@ -604,26 +604,22 @@ impl CpuHwEvents {
         hw: &impl HwEvent,
     ) -> Result<usize, AddError> {
         // The common case first: an event coming back to the counter it left (a context switch of
-        // the task it counts for). The counter is still configured for it: nothing a perf event's
-        // configuration depends on (its attributes and counter mask) changes after event_init, and
-        // an event's owner id is never reused. Legacy events reconfigure their fixed counter below.
+        // the task it counts for), found through the hint it keeps. The counter is still configured
+        // for it: nothing a perf event's configuration depends on (its attributes and counter mask)
+        // changes after event_init, and a known owner id (not 0) is never reused. Legacy events
+        // reconfigure their fixed counter below; every other case is the parked pass below.
         let owner = hw.owner();
-        if !hw.flags().contains(EventFlags::LEGACY) {
-            // The counter the event left last, when it is parked here for it; else any parked one.
-            let hint = usize::try_from(hw.last_tag().wrapping_sub(1)).unwrap_or(usize::MAX);
-            let first = if hint < RISCV_MAX_COUNTERS && self.parked & bit(hint) != 0 {
-                bit(hint)
-            } else {
-                0
-            };
-            for i in counters_in(first).chain(counters_in(self.parked & !first)) {
-                if self.parked_owner.get(i) == Some(&owner) {
-                    if let Some(Some(cfg)) = self.mapped.get(i).copied() {
-                        self.parked &= !bit(i);
-                        self.stats.reused = self.stats.reused.wrapping_add(1);
-                        return self.claim(i, bit(i), cfg);
-                    }
-                }
+        let hint = usize::try_from(hw.last_tag().wrapping_sub(1)).unwrap_or(usize::MAX);
+        if owner != 0
+            && !hw.flags().contains(EventFlags::LEGACY)
+            && hint < RISCV_MAX_COUNTERS
+            && self.parked & bit(hint) != 0
+            && self.parked_owner.get(hint) == Some(&owner)
+        {
+            if let Some(Some(cfg)) = self.mapped.get(hint).copied() {
+                self.parked &= !bit(hint);
+                self.stats.reused = self.stats.reused.wrapping_add(1);
+                return self.claim(hint, bit(hint), cfg);
             }
         }
         let event_idx = hw.event_idx().ok_or(AddError::NoCounter)?;
