@@ -70,7 +70,8 @@ SECTION_END = re.compile(r"^### END (\S+) (.*) rc=(\d+|skip)(?: ms=(\d+))?$")
 TAP_LINE = re.compile(r"^(not )?ok \d+ (.*?)(?:\s+#\s*(SKIP|XFAIL|TODO)\b\s*(.*))?$")
 TAP_PLAN = re.compile(r"^1\.\.(\d+)")
 PERF_LINE = re.compile(r"^\s*(\d+)(?:\.(\d+))?:\s(.*?)\s*:\s(Ok|FAILED!|Skip(?:\s.*)?)\s*$")
-CHECK_LINE = re.compile(r"^(not ok|ok) (\S+)(?:\s+#\s*SKIP\s*(.*)|\s+(.*))?$")
+# The kselftest collection of the project's checks (tools/testing/selftests/riscv_pmu_sbi).
+CHECK_COLLECTION = "selftests: riscv_pmu_sbi: "
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # A value is the rest of the line: "errno ENOENT" and "<outcome> <outcome>" values hold spaces.
 VALUE_LINE = re.compile(r"^value (\S+) (.+?)\s*$")
@@ -196,22 +197,59 @@ def parse_perftest(run, desc, rc, body):
 
 
 def parse_check(run, script, rc, body):
+    """A check is one test of the kselftest collection riscv_pmu_sbi, run by run_kselftest.sh: its own KTAP
+    (results, "# value NAME VALUE" lines, "# NAME: REASON" before a failure) is nested, each line prefixed with
+    "# ", and run_kselftest.sh's own result line says how the script ended."""
+    outer, plan, seen, failed, reasons = None, None, 0, 0, {}
     for line in body:
-        m = VALUE_LINE.match(line)
-        if m:
-            run.values[m.group(1)] = m.group(2)
+        if not line.startswith("#"):
+            m = TAP_LINE.match(line)
+            if m and CHECK_COLLECTION in m.group(2):
+                outer = m
             continue
-        m = CHECK_LINE.match(line)
+        inner = line[2:] if line.startswith("# ") else line[1:]
+        if inner.startswith("# "):
+            diag = inner[2:]
+            m = VALUE_LINE.match(diag)
+            if m:
+                run.values[m.group(1)] = m.group(2)
+                continue
+            m = re.match(r"^(\S+): (.*)$", diag)
+            if m:
+                reasons[m.group(1)] = m.group(2)
+            continue
+        m = TAP_PLAN.match(inner)
+        if m:
+            plan = int(m.group(1))
+            continue
+        m = TAP_LINE.match(inner)
         if not m:
             continue
-        test = f"check/{script}/{m.group(2)}"
-        if m.group(3) is not None:
-            run.add(test, "skip", m.group(3))
-        elif m.group(1) == "not ok":
-            run.add(test, "fail", m.group(4) or "")
+        seen += 1
+        name = m.group(2).strip()
+        test = f"check/{script}/{name}"
+        if m.group(3) == "SKIP":
+            run.add(test, "skip", m.group(4) or "")
+        elif m.group(1):
+            failed += 1
+            run.add(test, "fail", reasons.get(name, ""))
         else:
             run.add(test, "pass")
-    run.add(f"check/{script}", "pass" if rc == 0 else "fail", "" if rc == 0 else rc_detail(rc))
+    # The script's own result: it ran to its end and reported every result it planned. Its failed results are
+    # counted above, one by one; here a script that ended otherwise fails.
+    if outer is None:
+        detail = rc_detail(rc) if rc not in (0, None) else "killed (no end marker)" if rc is None else "no result line"
+        run.add(f"check/{script}", "fail", f"run_kselftest.sh gave no result for it ({detail})")
+    elif outer.group(3) == "SKIP":
+        run.add(f"check/{script}", "skip", outer.group(4) or "")
+    elif not outer.group(1):
+        run.add(f"check/{script}", "pass" if plan == seen else "fail",
+                "" if plan == seen else f"{seen} results, plan {plan}")
+    else:
+        end = (outer.group(2).split("#", 1) + [""])[1].strip()
+        ended = failed > 0 and end == "exit=1" and plan == seen
+        run.add(f"check/{script}", "pass" if ended else "fail",
+                "" if ended else f"{end or 'not ok'}; {seen} results, plan {plan}, {failed} failed")
 
 
 def load_expectations():

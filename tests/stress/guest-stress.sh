@@ -179,6 +179,8 @@ if want hotplug; then
         echo "not ok hotplug_perf_completed perf stat exited $src, perf record $rrc"; fi
       samples=$(perf report -i /tmp/hp.data --stats 2>/dev/null | awk '/SAMPLE events:/ { print $3; exit }')
       echo "# hotplug: perf record wrote ${samples:-no} samples"
+      perf report -i /tmp/hp.data --stats 2>&1 | grep -i -E 'events:|error|lost' | head -12 | sed 's/^/# hotplug: report: /'
+      echo "summary hotplug_record_samples ${samples:-0}"
       echo "summary hotplug_cycles $done_cycles"
       echo "summary hotplug_retried_writes $retries"
       echo "summary hotplug_seconds $(($(now) - t0))"

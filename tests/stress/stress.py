@@ -6,7 +6,7 @@ usage: tests/stress/stress.py [--drivers c,rust] [--fuzz N] [--seed S] [--hotplu
 
 Boots the stress kernel (the test kernel plus kmemleak: scripts/build-kernel --variant stress, built on first
 use) once per driver, one boot at a time, with two harts and Sscofpmf, and runs tests/stress/guest-stress.sh in
-it: the seeded perf_event_attr fuzzer (tests/guest/progs/pfuzz.c), CPU1 offline/online cycles while `perf stat
+it: the seeded perf_event_attr fuzzer (tools/testing/selftests/riscv_pmu_sbi/pfuzz.c), CPU1 offline/online cycles while `perf stat
 -a` and `perf record -a` run, module unload/load cycles with events opened and closed in between (Rust driver;
 the C driver is built in), and sampling storms (periods 1 to 100 on every CPU, user-only and kernel-inclusive).
 After each loop the guest checks that no counter is in use (the Rust driver's debugfs `counters` file), that

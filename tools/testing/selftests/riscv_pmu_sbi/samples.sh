@@ -2,24 +2,25 @@
 # The programs of samples/: a group count of a command with time scaling, and self-monitoring through the
 # perf mmap page (or read(2) when the page does not offer the counter). Each must produce plausible counts.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-B=/opt/rpmu/bin
+B=$RPMU_SAMPLES
 ITER=1000000
 
 if [ ! -x "$B/stat_group" ] || [ ! -x "$B/self_monitor" ]; then
-  echo "not ok samples_built the samples are not in the guest"
+  fail "samples_built the programs of samples/ are not in $B (set RPMU_SAMPLES)"
   exit 0
 fi
 
-out=$("$B/stat_group" "$B/workload" "$ITER" 2>&1)
+out=$("$B/stat_group" "$RPMU_SELFTEST_DIR/workload" "$ITER" 2>&1)
 echo "# stat_group: $(echo "$out" | tr '\n' ' ')"
 cyc=$(echo "$out" | awk '$1 == "cycles" { print $2 }')
 ins=$(echo "$out" | awk '$1 == "instructions" { print $2 }')
 # The workload's loop runs at least one instruction per iteration.
 if [[ ${ins:-x} =~ ^[0-9]+$ && ${cyc:-x} =~ ^[0-9]+$ ]] && [ "$ins" -ge "$ITER" ] && [ "$cyc" -gt 0 ]; then
-  echo "ok sample_stat_group"
+  pass "sample_stat_group"
 else
-  echo "not ok sample_stat_group expected at least $ITER instructions and some cycles: $out"
+  fail "sample_stat_group expected at least $ITER instructions and some cycles: $out"
 fi
 
 out=$("$B/self_monitor" "$ITER" 2>&1)
@@ -30,7 +31,7 @@ ins=$(echo "$out" | awk '$1 == "instructions" { print $2 }')
 # the count includes kernel mode (interrupts, and on the read(2) path the event's setup), so the upper bound
 # only rejects a count that cannot come from the loop, such as a counter read across a wrap.
 if [[ ${ins:-x} =~ ^[0-9]+$ ]] && [ "$ins" -ge "$ITER" ] && [ "$ins" -le $((ITER * 200)) ] && [ -n "$path" ]; then
-  echo "ok sample_self_monitor"
+  pass "sample_self_monitor"
 else
-  echo "not ok sample_self_monitor expected between $ITER and $((ITER * 200)) instructions: $out"
+  fail "sample_self_monitor expected between $ITER and $((ITER * 200)) instructions: $out"
 fi

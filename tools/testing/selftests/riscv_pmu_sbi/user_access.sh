@@ -6,32 +6,33 @@
 #   2  legacy: cycle and instret are always readable, and cycles/instructions events sit on them (index 1 and 3).
 # Each mode is checked against these rules, and every observation is a value the harness compares between drivers.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-U=/opt/rpmu/bin/uaccess
+U=$RPMU_SELFTEST_DIR/uaccess
 S=/proc/sys/kernel/perf_user_access
 
 if [ ! -w "$S" ]; then
-  echo "not ok perf_user_access_sysctl $S is missing or not writable"
+  fail "perf_user_access_sysctl $S is missing or not writable"
   exit 0
 fi
-echo "value perf_user_access_default $(cat "$S")"
+value "perf_user_access_default $(cat "$S")"
 
 # A value outside 0..2 is refused and changes nothing.
 if (echo 3 > "$S") 2>/dev/null; then
-  echo "not ok perf_user_access_range writing 3 succeeded"
+  fail "perf_user_access_range writing 3 succeeded"
 else
-  echo "ok perf_user_access_range"
+  pass "perf_user_access_range"
 fi
-echo "value perf_user_access_after_bad_write $(cat "$S")"
+value "perf_user_access_after_bad_write $(cat "$S")"
 
 # expect MODE EVENT KEY WANT: compares one observed key with the rule of the mode.
 expect() {
   local got
   got=$(awk -v k="$3" '$1 == k { print $2 }' <<<"$out")
   if [ "$got" = "$4" ]; then
-    echo "ok user_access_$1_$2_$3"
+    pass "user_access_$1_$2_$3"
   else
-    echo "not ok user_access_$1_$2_$3 expected '$4', got '${got:-nothing}': $(tr '\n' ' ' <<<"$out")"
+    fail "user_access_$1_$2_$3 expected '$4', got '${got:-nothing}': $(tr '\n' ' ' <<<"$out")"
   fi
 }
 
@@ -46,7 +47,7 @@ for mode in 1 0 2; do
       if [ "$mode" = 1 ] && [ "$key" = index ]; then
         [ "$val" != 0 ] && val=nonzero
       fi
-      echo "value user_access_${mode}_${ev}_$key $val"
+      value "user_access_${mode}_${ev}_$key $val"
     done <<<"$out"
     expect "$mode" "$ev" open ok
     case $mode in
@@ -58,9 +59,9 @@ for mode in 1 0 2; do
       1)
         expect 1 "$ev" cap_user_rdpmc 1
         if [ "$(awk '$1 == "index" { print $2 }' <<<"$out")" -gt 0 ] 2>/dev/null; then
-          echo "ok user_access_1_${ev}_index"
+          pass "user_access_1_${ev}_index"
         else
-          echo "not ok user_access_1_${ev}_index expected a counter index: $(tr '\n' ' ' <<<"$out")"
+          fail "user_access_1_${ev}_index expected a counter index: $(tr '\n' ' ' <<<"$out")"
         fi
         expect 1 "$ev" direct_read ok
         expect 1 "$ev" rdpmc_agrees yes

@@ -6,9 +6,10 @@
 # Most results are `value` lines, which the harness compares with the other driver's in the same matrix entry:
 # the C driver is the reference. With -icount the counts themselves are exact and compared too.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-W=/opt/rpmu/bin/workload
-EVOPEN=/opt/rpmu/bin/evopen
+W=$RPMU_SELFTEST_DIR/workload
+EVOPEN=$RPMU_SELFTEST_DIR/evopen
 
 # stat ARGS...: perf stat -x, over `workload 100000` in a fixed environment; prints perf's CSV lines. The
 # iterations can be changed with ITER.
@@ -32,7 +33,7 @@ field() {
 }
 
 if [ ! -x "$EVOPEN" ]; then
-  echo "not ok count_events evopen is not in the guest"
+  fail "count_events evopen is not in the guest"
   exit 0
 fi
 
@@ -42,7 +43,7 @@ out=$(stat -e "$(echo $hw | tr ' ' ,)")
 n=0
 for e in $hw; do
   v=$(field "$e" 1 "$out")
-  echo "value std_$e $(kind "$v")"
+  value "std_$e $(kind "$v")"
   [ -n "$v" ] && n=$((n + 1))
 done
 # The cache events perf has names for (it refuses stores and prefetches of the instruction caches and the
@@ -56,17 +57,17 @@ for c in L1-dcache L1-icache LLC dTLB iTLB branch node; do
   for e in $cache; do
     v=$(field "$e" 1 "$out")
     [ -n "$v" ] && n=$((n + 1))
-    echo "value std_$e $(kind "${v:-missing}")"
+    value "std_$e $(kind "${v:-missing}")"
   done
 done
 if [ "$n" -eq 40 ]; then
-  echo "ok std_events_reported"
+  pass "std_events_reported"
 else
-  echo "not ok std_events_reported perf stat reported $n of the 40 standard events it has names for"
+  fail "std_events_reported perf stat reported $n of the 40 standard events it has names for"
 fi
 
 # 2. Requests perf's tool does not make, through perf_event_open directly: the errno or whether it counted.
-open_case() { echo "value open_$1 $("$EVOPEN" "$2" "$3" "${4:-}")"; }
+open_case() { value "open_$1 $("$EVOPEN" "$2" "$3" "${4:-}")"; }
 open_case hw_cycles 0 0
 open_case hw_instructions 0 1
 open_case hw_cache_references 0 2
@@ -104,53 +105,53 @@ done
 # 3. Firmware events through perf's `format/firmware` field, as perf list documents them.
 # The event name holds a comma, so perf's fields are separated by semicolons here.
 out=$(env -i PATH=/usr/bin perf stat -x';' -e cpu/firmware=2,event=0x3/ -- "$W" 100000 2>&1 >/dev/null)
-echo "value fw_format_event $(kind "$(printf '%s\n' "$out" | awk -F';' '$3 == "cpu/firmware=2,event=0x3/" { print $1; exit }')")"
+value "fw_format_event $(kind "$(printf '%s\n' "$out" | awk -F';' '$3 == "cpu/firmware=2,event=0x3/" { print $1; exit }')")"
 
 # 4. Groups, per-CPU counting and more events than counters.
 out=$(stat -e '{cycles,instructions}')
-echo "value group2 $(kind "$(field cycles 1 "$out")") $(kind "$(field instructions 1 "$out")")"
+value "group2 $(kind "$(field cycles 1 "$out")") $(kind "$(field instructions 1 "$out")")"
 big=$(for i in $(seq 1 40); do printf 'instructions,'; done)
 # A group is scheduled all at once. Instructions may use every hardware counter but cycle, so a group of that
 # many fits; with one more event than there are hardware counters it cannot, and must be refused when it is
 # opened (EINVAL, as other PMUs do) rather than accepted and never counted.
 nhw=$(dmesg | sed -n 's/.* \([0-9][0-9]*\) hardware counters.*/\1/p' | tail -1)
 if [[ ${nhw:-x} =~ ^[0-9]+$ ]] && [ "$nhw" -ge 3 ] && [ "$nhw" -lt 64 ]; then
-  echo "value group_of_all_counters $(/opt/rpmu/bin/grpopen $((nhw - 1)) 0 1)"
-  out=$(/opt/rpmu/bin/grpopen $((nhw + 1)) 0 1)
+  value "group_of_all_counters $($RPMU_SELFTEST_DIR/grpopen $((nhw - 1)) 0 1)"
+  out=$($RPMU_SELFTEST_DIR/grpopen $((nhw + 1)) 0 1)
   if [[ $out == "errno EINVAL member "* ]]; then
-    echo "ok group_too_large_refused"
+    pass "group_too_large_refused"
   else
-    echo "not ok group_too_large_refused a group of $((nhw + 1)) instructions events for $nhw hardware counters: $out"
+    fail "group_too_large_refused a group of $((nhw + 1)) instructions events for $nhw hardware counters: $out"
   fi
 else
-  echo "not ok group_too_large_refused no hardware counter count in the kernel log: '${nhw:-}'"
+  fail "group_too_large_refused no hardware counter count in the kernel log: '${nhw:-}'"
 fi
 out=$(stat -a -e cycles,instructions)
-echo "value percpu $(kind "$(field cycles 1 "$out")") $(kind "$(field instructions 1 "$out")")"
+value "percpu $(kind "$(field cycles 1 "$out")") $(kind "$(field instructions 1 "$out")")"
 # Long enough for perf core to rotate the events several times.
 out=$(ITER=3000000 stat -e "${big%,}")
 rot=$(printf '%s\n' "$out" | awk -F, '$3 == "instructions" && $5 + 0 > 0 && $5 + 0 < 100 { n++ } END { print n + 0 }')
 if [ "$rot" -gt 0 ]; then
-  echo "ok multiplex_rotates"
+  pass "multiplex_rotates"
 else
-  echo "not ok multiplex_rotates no event of 40 ran part of the time: $(printf '%s\n' "$out" | head -3 | tr '\n' ' ')"
+  fail "multiplex_rotates no event of 40 ran part of the time: $(printf '%s\n' "$out" | head -3 | tr '\n' ' ')"
 fi
 
 # 5. Exact counts, with -icount on one hart: a fixed workload gives the same count on both drivers.
 if [ "$RPMU_ICOUNT" = 1 ] && [ "$RPMU_SSCOFPMF" = 1 ]; then
   out=$(stat -e instructions:u,cycles:u)
-  echo "value exact_pair $(field instructions:u 1 "$out") $(field cycles:u 1 "$out")"
+  value "exact_pair $(field instructions:u 1 "$out") $(field cycles:u 1 "$out")"
   out=$(stat -e '{instructions:u,cycles:u}')
-  echo "value exact_group $(field instructions:u 1 "$out") $(field cycles:u 1 "$out")"
+  value "exact_group $(field instructions:u 1 "$out") $(field cycles:u 1 "$out")"
   task=$(field instructions:u 1 "$out")
   # Counting the CPU includes perf's own user-mode instructions, whose number varies between runs; it
   # must cover the workload's count and stay within 10 %.
   out=$(stat -a -e instructions:u)
   cpu=$(field instructions:u 1 "$out")
   if [[ $task =~ ^[0-9]+$ && $cpu =~ ^[0-9]+$ ]] && [ "$cpu" -ge "$task" ] && [ "$cpu" -le $((task + task / 10)) ]; then
-    echo "ok percpu_covers_task"
+    pass "percpu_covers_task"
   else
-    echo "not ok percpu_covers_task per-CPU count '$cpu' is not between the task's '$task' and 10 % more"
+    fail "percpu_covers_task per-CPU count '$cpu' is not between the task's '$task' and 10 % more"
   fi
   # Multiplexing: two exclusive groups cannot be on the PMU together, so perf core rotates them and scales
   # each count by time_enabled / time_running. Over a uniform loop long enough for many rotations, each scaled
@@ -162,12 +163,12 @@ if [ "$RPMU_ICOUNT" = 1 ] && [ "$RPMU_SSCOFPMF" = 1 ]; then
     echo "# multiplexed $e: alone $a, scaled $m, running ${pct}% of the time"
     if [[ $a =~ ^[0-9]+$ && $m =~ ^[0-9]+$ ]] && awk -v a="$a" -v m="$m" -v p="$pct" \
         'BEGIN { d = (m - a) / a; if (d < 0) d = -d; exit !(d <= 0.005 && p + 0 > 0 && p + 0 < 100) }'; then
-      echo "ok multiplex_scaled_${e%:u}"
+      pass "multiplex_scaled_${e%:u}"
     else
-      echo "not ok multiplex_scaled_${e%:u} alone '$a', multiplexed and scaled '$m' (running ${pct}%): not within 0.5 %"
+      fail "multiplex_scaled_${e%:u} alone '$a', multiplexed and scaled '$m' (running ${pct}%): not within 0.5 %"
     fi
   done
-  echo "ok exact_counts_reported"
+  pass "exact_counts_reported"
 else
-  echo "ok exact_counts_reported # SKIP counts are exact only with -icount on one hart with Sscofpmf"
+  pass "exact_counts_reported # SKIP counts are exact only with -icount on one hart with Sscofpmf"
 fi

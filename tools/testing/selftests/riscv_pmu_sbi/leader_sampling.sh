@@ -9,14 +9,15 @@
 # difference between the sibling's and the leader's value in each sample (both count user-mode instructions
 # there), are compared with the other driver's.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-W=/opt/rpmu/bin/workload
-G=/opt/rpmu/bin/grpsample
+W=$RPMU_SELFTEST_DIR/workload
+G=$RPMU_SELFTEST_DIR/grpsample
 DATA=/tmp/leader_sampling.data
 
 if [ "${RPMU_SSCOFPMF:-0}" != 1 ]; then
   for t in leader_sample_read_perf leader_sample_read_group_prog; do
-    echo "ok $t # SKIP no counter overflow interrupt without Sscofpmf: perf core refuses sampling events of the cpu PMU"
+    pass "$t # SKIP no counter overflow interrupt without Sscofpmf: perf core refuses sampling events of the cpu PMU"
   done
   exit 0
 fi
@@ -31,7 +32,7 @@ ITERATIONS=100000000
 # command is the workload alone, and its user-mode count depends on the environment's size.
 if ! env -i PATH=/usr/bin perf record -q -o "$DATA" -e '{instructions:u,cycles:u}:S' -c $PERIOD -- "$W" $ITERATIONS \
   >/dev/null 2>/tmp/leader_sampling.err; then
-  echo "not ok leader_sample_read_perf perf record failed: $(tail -2 /tmp/leader_sampling.err | tr '\n' ' ')"
+  fail "leader_sample_read_perf perf record failed: $(tail -2 /tmp/leader_sampling.err | tr '\n' ' ')"
 else
   # perf script -D dumps every PERF_RECORD_SAMPLE with its read values ("..... id ID, value VALUE", both in hex).
   # The awk program prints: samples, bad samples, the last sample's leader and sibling values, the distinct
@@ -59,18 +60,18 @@ else
     END { finish(); printf "%d %d %.0f %.0f %s %s\n", n, bad, last1, last2, (ndiffs > 4 ? "many" : (diffs == "" ? "none" : diffs)), (why == "" ? "-" : why) }')
   echo "# $n samples of period $PERIOD; last sample: instructions:u $leader, cycles:u $sibling; cycles:u - instructions:u: $diffs"
   if [ "${n:-0}" -eq 0 ]; then
-    echo "not ok leader_sample_read_perf no sample"
+    fail "leader_sample_read_perf no sample"
   elif [ "${bad:-0}" -ne 0 ]; then
-    echo "not ok leader_sample_read_perf $bad of $n samples inconsistent, first: $why"
+    fail "leader_sample_read_perf $bad of $n samples inconsistent, first: $why"
   else
-    echo "ok leader_sample_read_perf"
+    pass "leader_sample_read_perf"
   fi
   # Under -icount cycles and instructions advance together, so the sibling's value in a sample is exactly the
   # leader's whenever the driver reads the sibling's counter at the overflow. The number of samples is not
   # compared: even on the C driver, and for a single sampling event too, it varies from run to run by a few,
   # because some of the overflows in the workload's first few million instructions are not reported.
   if [ "${RPMU_ICOUNT:-0}" = 1 ]; then
-    echo "value leader_sampling_perf_sibling_minus_leader $diffs"
+    value "leader_sampling_perf_sibling_minus_leader $diffs"
   fi
 fi
 rm -f "$DATA" "$DATA.old"
@@ -80,13 +81,13 @@ rm -f "$DATA" "$DATA.old"
 if out=$(env -i PATH=/usr/bin "$G" 2>&1); then
   echo "# grpsample: $out"
   read -r n leader < <(printf '%s\n' "$out" | awk '$1 == "samples" { print $2, $6; exit }')
-  echo "ok leader_sample_read_group_prog"
+  pass "leader_sample_read_group_prog"
   # A single process with no other task on the hart: under -icount both numbers are exactly repeatable.
   if [ "${RPMU_ICOUNT:-0}" = 1 ]; then
-    echo "value leader_sampling_prog_samples ${n:-none}"
-    echo "value leader_sampling_prog_final_leader ${leader:-none}"
+    value "leader_sampling_prog_samples ${n:-none}"
+    value "leader_sampling_prog_final_leader ${leader:-none}"
   fi
 else
-  echo "not ok leader_sample_read_group_prog $(printf '%s\n' "$out" | tail -1)"
+  fail "leader_sample_read_group_prog $(printf '%s\n' "$out" | tail -1)"
 fi
 exit 0

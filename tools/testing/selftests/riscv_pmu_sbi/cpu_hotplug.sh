@@ -3,6 +3,7 @@
 # cycle must succeed, counting must go on after the last one (the counters of a CPU coming back are prepared
 # again), and the kernel log must stay clean, which the harness checks.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 CPU=/sys/devices/system/cpu/cpu1/online
 CYCLES=50
@@ -11,7 +12,7 @@ READY=/tmp/hotplug.ready
 STAT=/tmp/hotplug.stat
 
 if [ ! -w "$CPU" ]; then
-  echo "ok cpu_hotplug_under_perf_stat # SKIP needs a second CPU that can go offline"
+  pass "cpu_hotplug_under_perf_stat # SKIP needs a second CPU that can go offline"
   exit 0
 fi
 rm -f "$DONE" "$READY" "$STAT"
@@ -27,7 +28,7 @@ for _ in $(seq 600); do
 done
 if [ ! -e "$READY" ]; then
   wait "$perf_pid"
-  echo "not ok cpu_hotplug_under_perf_stat perf stat -a did not start its command (exit $?): $(tail -2 "$STAT" 2>/dev/null | tr '\n' ' ')"
+  fail "cpu_hotplug_under_perf_stat perf stat -a did not start its command (exit $?): $(tail -2 "$STAT" 2>/dev/null | tr '\n' ' ')"
   exit 0
 fi
 # set_online VALUE: writes VALUE to CPU1's online file, retrying twice. Under load the emulator may take longer
@@ -59,11 +60,11 @@ last=$(awk -F, '$4 == "cycles" || $4 == "instructions" { t[$4] = $2 } END { prin
 read -r cyc ins <<<"$last"
 echo "# last interval: cycles $cyc instructions $ins; perf exited with $rc"
 if [ "$failed" -ne 0 ]; then
-  echo "not ok cpu_hotplug_under_perf_stat $failed of $((2 * CYCLES)) offline/online writes failed three times"
+  fail "cpu_hotplug_under_perf_stat $failed of $((2 * CYCLES)) offline/online writes failed three times"
 elif [ "$rc" -ne 0 ]; then
-  echo "not ok cpu_hotplug_under_perf_stat perf stat -a exited with $rc: $(tail -2 "$STAT" | tr '\n' ' ')"
+  fail "cpu_hotplug_under_perf_stat perf stat -a exited with $rc: $(tail -2 "$STAT" | tr '\n' ' ')"
 elif [ "$cyc" -gt 0 ] && [ "$ins" -gt 0 ]; then
-  echo "ok cpu_hotplug_under_perf_stat"
+  pass "cpu_hotplug_under_perf_stat"
 else
-  echo "not ok cpu_hotplug_under_perf_stat no count after $CYCLES offline/online cycles: $(tail -4 "$STAT" | tr '\n' ' ')"
+  fail "cpu_hotplug_under_perf_stat no count after $CYCLES offline/online cycles: $(tail -4 "$STAT" | tr '\n' ' ')"
 fi

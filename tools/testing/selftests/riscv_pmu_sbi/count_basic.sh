@@ -1,10 +1,11 @@
 #!/bin/bash
 # Basic counting through the `cpu` PMU, whichever driver provides it.
-# Prints "ok NAME", "not ok NAME REASON", "ok NAME # SKIP REASON" and "value NAME VALUE" lines; the harness
-# compares each value with the other driver's in the same matrix entry.
+# Results in KTAP (lib.sh); the `value` lines are what a harness compares with the other driver's in the same
+# machine configuration.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-W=/opt/rpmu/bin/workload
+W=$RPMU_SELFTEST_DIR/workload
 
 # count EVENT N: prints the count perf stat reports for EVENT over `workload N`, or the reason it has none.
 count() {
@@ -19,21 +20,21 @@ is_num() { [[ $1 =~ ^[0-9]+$ ]]; }
 
 # The PMU exists and exposes the format attributes perf needs.
 if [ -r /sys/bus/event_source/devices/cpu/type ] && [ -r /sys/bus/event_source/devices/cpu/format/event ]; then
-  echo "ok pmu_registered"
+  pass "pmu_registered"
 else
-  echo "not ok pmu_registered no cpu PMU with format/event in sysfs"
+  fail "pmu_registered no cpu PMU with format/event in sysfs"
 fi
 for f in event firmware; do
-  echo "value format_$f $(cat /sys/bus/event_source/devices/cpu/format/$f 2>/dev/null || echo missing)"
+  value "format_$f $(cat /sys/bus/event_source/devices/cpu/format/$f 2>/dev/null || echo missing)"
 done
 
 # cycles and instructions count something on every configuration.
 for e in cycles instructions; do
   v=$(count "$e" 1000000)
   if is_num "$v" && [ "$v" -gt 1000000 ]; then
-    echo "ok count_$e"
+    pass "count_$e"
   else
-    echo "not ok count_$e expected more than 1000000 over a 1M-iteration loop, got '$v'"
+    fail "count_$e expected more than 1000000 over a 1M-iteration loop, got '$v'"
   fi
 done
 
@@ -41,14 +42,14 @@ done
 v1=$(count instructions:u 1000000)
 if [ "$RPMU_SSCOFPMF" = 1 ]; then
   if is_num "$v1"; then
-    echo "ok count_instructions_u"
+    pass "count_instructions_u"
   else
-    echo "not ok count_instructions_u got '$v1'"
+    fail "count_instructions_u got '$v1'"
   fi
 else
   case "$v1" in
-    *"not supported"*) echo "ok instructions_u_refused_without_sscofpmf" ;;
-    *) echo "not ok instructions_u_refused_without_sscofpmf expected <not supported>, got '$v1'" ;;
+    *"not supported"*) pass "instructions_u_refused_without_sscofpmf" ;;
+    *) fail "instructions_u_refused_without_sscofpmf expected <not supported>, got '$v1'" ;;
   esac
 fi
 
@@ -57,21 +58,21 @@ fi
 if [ "$RPMU_ICOUNT" = 1 ] && [ "$RPMU_SSCOFPMF" = 1 ]; then
   a=$(count instructions:u 1000000)
   b=$(count instructions:u 2000000)
-  echo "value instructions_u_1M $a"
-  echo "value instructions_u_2M $b"
+  value "instructions_u_1M $a"
+  value "instructions_u_2M $b"
   if is_num "$a" && is_num "$b" && [ "$a" = "$v1" ]; then
-    echo "ok instructions_u_repeatable"
+    pass "instructions_u_repeatable"
     d=$((b - a))
     if [ $((d % 1000000)) -eq 0 ] && [ "$d" -ge 2000000 ] && [ "$d" -le 10000000 ]; then
-      echo "ok instructions_u_exact_per_iteration"
+      pass "instructions_u_exact_per_iteration"
     else
-      echo "not ok instructions_u_exact_per_iteration 2M minus 1M iterations gave $d instructions, not a multiple of 1M in [2M, 10M]"
+      fail "instructions_u_exact_per_iteration 2M minus 1M iterations gave $d instructions, not a multiple of 1M in [2M, 10M]"
     fi
   else
-    echo "not ok instructions_u_repeatable runs gave '$v1' and '$a' (2M: '$b')"
+    fail "instructions_u_repeatable runs gave '$v1' and '$a' (2M: '$b')"
   fi
   c=$(count cycles:u 1000000)
-  echo "value cycles_u_1M $c"
+  value "cycles_u_1M $c"
 else
-  echo "ok instructions_u_repeatable # SKIP counts are exact only with -icount on one hart with Sscofpmf"
+  pass "instructions_u_repeatable # SKIP counts are exact only with -icount on one hart with Sscofpmf"
 fi

@@ -2,38 +2,38 @@
 # Unloading and reloading the Rust driver module: three rmmod/insmod rounds (make stress runs 100), counting
 # afterwards, rmmod refused while an event exists and allowed once it is gone, and a kernel log free of
 # BUG/WARNING/Oops/lockdep reports.
-# Prints "ok NAME", "not ok NAME REASON" and "ok NAME # SKIP REASON" lines; everything else starts with "# ".
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 MOD=riscv_pmu_sbi_rust
 KO=${RPMU_MODULE:-/root/$MOD.ko}
 
 # With the C driver, the module must refuse to load, name the C driver and leave the kernel log clean.
 if [ "${RPMU_DRIVER:-}" != rust ]; then
-  echo "ok module_reload # SKIP the C driver is built in"
+  pass "module_reload # SKIP the C driver is built in"
   if [ ! -f "$KO" ]; then
-    echo "ok module_refused_with_c_driver # SKIP no $KO in this guest"
+    pass "module_refused_with_c_driver # SKIP no $KO in this guest"
     exit 0
   fi
   log_start=$(dmesg | wc -l)
   if insmod "$KO" >/dev/null 2>&1; then
-    echo "not ok module_refused_with_c_driver insmod succeeded while the C driver owns the cpu PMU"
+    fail "module_refused_with_c_driver insmod succeeded while the C driver owns the cpu PMU"
     rmmod "$MOD"
     exit 0
   fi
   log=$(dmesg | tail -n +$((log_start + 1)))
   printf '%s\n' "$log" | sed 's/^/# /'
   if ! printf '%s\n' "$log" | grep -q "$MOD: the C driver .* already provides the cpu PMU"; then
-    echo "not ok module_refused_with_c_driver no kernel log line naming the C driver"
+    fail "module_refused_with_c_driver no kernel log line naming the C driver"
   elif printf '%s\n' "$log" | grep -qE 'BUG|WARNING|Oops|lockdep'; then
-    echo "not ok module_refused_with_c_driver the kernel log has BUG/WARNING/Oops/lockdep lines"
+    fail "module_refused_with_c_driver the kernel log has BUG/WARNING/Oops/lockdep lines"
   else
-    echo "ok module_refused_with_c_driver"
+    pass "module_refused_with_c_driver"
   fi
   exit 0
 fi
 
-W=/opt/rpmu/bin/workload
+W=$RPMU_SELFTEST_DIR/workload
 PMU=/sys/bus/event_source/devices/cpu
 # make stress runs 100 rounds; here a few show that the driver unloads and loads cleanly.
 ROUNDS=3
@@ -52,9 +52,9 @@ for i in $(seq 1 $ROUNDS); do
   if [ ! -e "$PMU/format/event" ]; then fail="round $i: no $PMU/format/event after insmod"; break; fi
 done
 if [ -z "$fail" ]; then
-  echo "ok module_reload"
+  pass "module_reload"
 else
-  echo "not ok module_reload $fail"
+  fail "module_reload $fail"
   loaded || insmod "$KO" >/dev/null 2>&1
 fi
 
@@ -64,9 +64,9 @@ cyc=$(printf '%s\n' "$out" | awk -F, '$3 == "cycles" { print $1; exit }')
 ins=$(printf '%s\n' "$out" | awk -F, '$3 == "instructions" { print $1; exit }')
 printf '%s\n' "$out" | sed 's/^/# /'
 if [[ $cyc =~ ^[0-9]+$ ]] && [[ $ins =~ ^[0-9]+$ ]] && [ "$cyc" -gt 0 ] && [ "$ins" -gt 1000000 ]; then
-  echo "ok module_counts_after_reload"
+  pass "module_counts_after_reload"
 else
-  echo "not ok module_counts_after_reload expected cycles > 0 and instructions > 1000000, got '$cyc' and '$ins'"
+  fail "module_counts_after_reload expected cycles > 0 and instructions > 1000000, got '$cyc' and '$ins'"
 fi
 
 # While an event exists perf core holds a reference on the module: rmmod must fail, then succeed once the
@@ -75,21 +75,21 @@ perf stat -e cycles -- sleep 4 >/dev/null 2>&1 &
 perf_pid=$!
 sleep 2
 if out=$(rmmod "$MOD" 2>&1); then
-  echo "not ok module_rmmod_refused_while_counting rmmod succeeded with a perf stat running"
+  fail "module_rmmod_refused_while_counting rmmod succeeded with a perf stat running"
   wait "$perf_pid"
 else
   echo "# rmmod while counting: $out"
-  echo "ok module_rmmod_refused_while_counting"
+  pass "module_rmmod_refused_while_counting"
   wait "$perf_pid"
 fi
 if loaded; then
   if out=$(rmmod "$MOD" 2>&1); then
-    echo "ok module_rmmod_allowed_after_counting"
+    pass "module_rmmod_allowed_after_counting"
   else
-    echo "not ok module_rmmod_allowed_after_counting rmmod failed after perf stat ended: $out"
+    fail "module_rmmod_allowed_after_counting rmmod failed after perf stat ended: $out"
   fi
 else
-  echo "not ok module_rmmod_allowed_after_counting the module was already unloaded"
+  fail "module_rmmod_allowed_after_counting the module was already unloaded"
 fi
 # Leave the driver loaded for the checks that follow.
 loaded || insmod "$KO" >/dev/null 2>&1 || echo "# reloading $KO failed"
@@ -97,8 +97,8 @@ loaded || insmod "$KO" >/dev/null 2>&1 || echo "# reloading $KO failed"
 # The kernel log of all the above.
 bad=$(dmesg | tail -n +$((log_start + 1)) | grep -E 'BUG|WARNING|Oops|lockdep|possible (recursive|circular) locking|INFO: ' || true)
 if [ -z "$bad" ]; then
-  echo "ok module_reload_kernel_log_clean"
+  pass "module_reload_kernel_log_clean"
 else
   printf '%s\n' "$bad" | head -20 | sed 's/^/# /'
-  echo "not ok module_reload_kernel_log_clean the kernel log has BUG/WARNING/Oops/lockdep lines (above)"
+  fail "module_reload_kernel_log_clean the kernel log has BUG/WARNING/Oops/lockdep lines (above)"
 fi

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Permission and isolation semantics for an unprivileged user (uid 65534, no capabilities), with
-# tests/guest/progs/perm.c:
+# perm.c:
 #   perf_event_paranoid=2   counting kernel mode is refused (EACCES), ":u" opens and counts, a CPU-wide event is
 #                           refused (EACCES); at -1 the same user may count kernel mode (the refusal comes from
 #                           the sysctl, not from the user);
@@ -13,19 +13,20 @@
 # Time (CSR 0xc01) is never probed: it is not a PMU counter and stays readable for the vDSO.
 # Every observation is also a value that the harness compares between drivers.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-P=/opt/rpmu/bin/perm
+P=$RPMU_SELFTEST_DIR/perm
 PARANOID=/proc/sys/kernel/perf_event_paranoid
 ACCESS=/proc/sys/kernel/perf_user_access
 # nobody, without supplementary groups; dropping root's uid drops its capabilities.
 as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
 
 if ! command -v setpriv >/dev/null; then
-  echo "not ok permissions_setup setpriv (util-linux) is missing"
+  fail "permissions_setup setpriv (util-linux) is missing"
   exit 0
 fi
 if [ "$(as_user id -u)" != 65534 ]; then
-  echo "not ok permissions_setup setpriv did not switch to uid 65534"
+  fail "permissions_setup setpriv did not switch to uid 65534"
   exit 0
 fi
 old_paranoid=$(cat "$PARANOID")
@@ -37,16 +38,16 @@ expect() {
   local got
   got=$(awk -v k="$2" '$1 == k { print $2 }' <<<"$out")
   if [ "$got" = "$3" ]; then
-    echo "ok $1_$2"
+    pass "$1_$2"
   else
-    echo "not ok $1_$2 expected '$3', got '${got:-nothing}': $(tr '\n' ' ' <<<"$out")"
+    fail "$1_$2 expected '$3', got '${got:-nothing}': $(tr '\n' ' ' <<<"$out")"
   fi
 }
 get() { awk -v k="$1" '$1 == k { print $2 }' <<<"$out"; }
 values() { # values PREFIX: every key of $out as a compared value
   local key val
   while read -r key val; do
-    [ -n "$key" ] && echo "value $1_$key $val"
+    [ -n "$key" ] && value "$1_$key $val"
   done <<<"$out"
 }
 
@@ -62,7 +63,7 @@ if [ "$RPMU_SSCOFPMF" = 1 ]; then
   expect perm_paranoid2 user_counts yes
 else
   # Without Sscofpmf there is no mode filtering: perf core refuses exclude_kernel for every driver.
-  echo "ok perm_paranoid2_user_counts # SKIP no mode filtering without Sscofpmf"
+  pass "perm_paranoid2_user_counts # SKIP no mode filtering without Sscofpmf"
 fi
 echo -1 >"$PARANOID"
 out=$(as_user "$P" open 2>&1)
@@ -81,7 +82,7 @@ fresh() {
   local cpu
   for cpu in $cpus; do
     out=$(as_user "$P" probe "$cpu" 2>&1)
-    echo "value ${1}_cpu${cpu}_readable $(get readable)"
+    value "${1}_cpu${cpu}_readable $(get readable)"
     expect "${1}_cpu$cpu" readable "$2"
   done
 }
@@ -96,7 +97,7 @@ for mode in 0 1 2; do
     echo "# access $mode, $ev: $(tr '\n' ' ' <<<"$out")"
     idx=$(get index)
     expect "$name" open ok
-    [ "$rc" = 0 ] || echo "not ok ${name}_run perm share exited with $rc"
+    [ "$rc" = 0 ] || fail "${name}_run perm share exited with $rc"
     case $mode in
       0)
         values "$name"
@@ -108,13 +109,13 @@ for mode in 0 1 2; do
         # Which counter an event gets is the driver's choice: the values say whether it is the event's own.
         own=$(get own_readable)
         [ -n "$idx" ] && [ "$idx" -gt 0 ] 2>/dev/null && [ "$own" = $((idx - 1)) ] && own=own-counter-only
-        echo "value ${name}_index $([ "${idx:-0}" -gt 0 ] 2>/dev/null && echo nonzero || echo "${idx:-none}")"
-        echo "value ${name}_own_readable $own"
-        for k in own_counter other_readable other_owner_counter own_after; do echo "value ${name}_$k $(get $k)"; done
-        if [ "${idx:-0}" -gt 0 ] 2>/dev/null; then echo "ok ${name}_index"; else
-          echo "not ok ${name}_index expected a counter index for an mmap'd event: $(tr '\n' ' ' <<<"$out")"; fi
-        if [ "$own" = own-counter-only ]; then echo "ok ${name}_own_readable"; else
-          echo "not ok ${name}_own_readable expected exactly counter $((${idx:-1} - 1)), got '$own'"; fi
+        value "${name}_index $([ "${idx:-0}" -gt 0 ] 2>/dev/null && echo nonzero || echo "${idx:-none}")"
+        value "${name}_own_readable $own"
+        for k in own_counter other_readable other_owner_counter own_after; do value "${name}_$k $(get $k)"; done
+        if [ "${idx:-0}" -gt 0 ] 2>/dev/null; then pass "${name}_index"; else
+          fail "${name}_index expected a counter index for an mmap'd event: $(tr '\n' ' ' <<<"$out")"; fi
+        if [ "$own" = own-counter-only ]; then pass "${name}_own_readable"; else
+          fail "${name}_own_readable expected exactly counter $((${idx:-1} - 1)), got '$own'"; fi
         expect "$name" own_counter ok
         expect "$name" other_readable none
         expect "$name" other_owner_counter sigill

@@ -6,6 +6,7 @@
 # With snapshot memory (KVM's SBI PMU) the task has 8 events, 5 hardware and 3 firmware, and the switch still
 # costs one stop and one start: every event is updated from the values the stop saved, so no counter_fw_read.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 STATS=/sys/kernel/debug/riscv_pmu_sbi_rust/sbi_calls
 # Under nested virtualisation every SBI call is two traps through an emulated hypervisor: fewer rounds.
@@ -21,12 +22,12 @@ if dmesg | grep -q 'riscv_pmu_sbi_rust: SBI PMU snapshot detected'; then
 fi
 
 if [ "${RPMU_DRIVER:-}" != rust ]; then
-  echo "ok $NAME # SKIP only the Rust driver counts its SBI calls"
+  pass "$NAME # SKIP only the Rust driver counts its SBI calls"
   exit 0
 fi
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 if [ ! -r "$STATS" ]; then
-  echo "not ok $NAME $STATS is missing"
+  fail "$NAME $STATS is missing"
   exit 0
 fi
 
@@ -35,12 +36,12 @@ fi
 sums() { awk '$1 ~ /^[0-9]+$/ { m += $4; s += $5; t += $6; r += $7 } END { print m + 0, s + 0, t + 0, r + 0 }' "$STATS"; }
 
 read -r m0 s0 t0 r0 < <(sums)
-out=$(perf stat --no-inherit -x, -e "$EVENTS" -- /opt/rpmu/bin/pingpong "$ROUNDS" 2>/tmp/pingpong.stat)
+out=$(perf stat --no-inherit -x, -e "$EVENTS" -- $RPMU_SELFTEST_DIR/pingpong "$ROUNDS" 2>/tmp/pingpong.stat)
 read -r m1 s1 t1 r1 < <(sums)
 echo "# $(cat /tmp/pingpong.stat | tr '\n' ' ')"
 read -r _ vol nonvol <<<"$out"
 if ! [[ ${vol:-} =~ ^[0-9]+$ && ${nonvol:-} =~ ^[0-9]+$ ]]; then
-  echo "not ok $NAME pingpong printed '$out'"
+  fail "$NAME pingpong printed '$out'"
   exit 0
 fi
 sw=$((vol + nonvol))
@@ -53,14 +54,14 @@ echo "# per switch: start $(awk -v a=$start -v b=$sw 'BEGIN { printf "%.3f", a /
 # On two harts the reply is sometimes there before the monitored task waits for it, so not every round trip
 # switches it out; most must, for the margin to stay small.
 if [ "$sw" -lt $((ROUNDS / 2)) ]; then
-  echo "not ok $NAME the monitored task was switched out only $sw times in $ROUNDS round trips"
+  fail "$NAME the monitored task was switched out only $sw times in $ROUNDS round trips"
 elif [ "$start" -gt $((sw + 50)) ] || [ "$stop" -gt $((sw + 50)) ] || [ "$start" -lt "$sw" ] || [ "$stop" -lt "$sw" ]; then
-  echo "not ok $NAME expected one start and one stop per switch: $start starts and $stop stops for $sw switches"
+  fail "$NAME expected one start and one stop per switch: $start starts and $stop stops for $sw switches"
 elif [ "$match" -gt $((NEVENTS * $(nproc))) ]; then
-  echo "not ok $NAME $match counter_config_matching calls for $NEVENTS events on $(nproc) CPUs: mappings are not kept across switches"
+  fail "$NAME $match counter_config_matching calls for $NEVENTS events on $(nproc) CPUs: mappings are not kept across switches"
 elif [ "$NEVENTS" = 8 ] && [ "$reads" -gt 3 ]; then
   # At most perf stat's final read of each firmware event, if it came while the event ran.
-  echo "not ok $NAME $reads counter_fw_read calls for $sw switches: firmware events are not read from the snapshot"
+  fail "$NAME $reads counter_fw_read calls for $sw switches: firmware events are not read from the snapshot"
 else
-  echo "ok $NAME"
+  pass "$NAME"
 fi

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * perm: what an unprivileged task may open and read of the `cpu` PMU, for the permission and isolation check
- * (tests/guest/checks/permissions.sh runs it as user nobody under each perf_event_paranoid and
+ * (permissions.sh runs it as user nobody under each perf_event_paranoid and
  * kernel.perf_user_access setting).
  *
  * usage: perm open            perf_event_open outcomes under the current perf_event_paranoid

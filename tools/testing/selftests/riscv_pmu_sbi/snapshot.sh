@@ -3,6 +3,7 @@
 # its per-CPU snapshot pages at load and says so in the kernel log, as the C driver does; elsewhere (OpenSBI,
 # which answers NOT_SUPPORTED) the Rust driver says in one line that it reads counters with SBI calls.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 case "${RPMU_DRIVER:-c}" in
   rust) prefix='riscv_pmu_sbi_rust: ' ;;
@@ -10,12 +11,12 @@ case "${RPMU_DRIVER:-c}" in
 esac
 log=$(dmesg)
 if [ "${RPMU_SBI_PMU:-1}" != 1 ]; then
-  echo "ok snapshot_detected # SKIP the firmware has no SBI PMU extension"
+  pass "snapshot_detected # SKIP the firmware has no SBI PMU extension"
 elif [ "${RPMU_NESTED:-0}" = 1 ]; then
   if grep -q "${prefix}SBI PMU snapshot detected" <<<"$log"; then
-    echo "ok snapshot_detected"
+    pass "snapshot_detected"
   else
-    echo "not ok snapshot_detected no '${prefix}SBI PMU snapshot detected' line: $(grep -i snapshot <<<"$log" | tr '\n' ' ')"
+    fail "snapshot_detected no '${prefix}SBI PMU snapshot detected' line: $(grep -i snapshot <<<"$log" | tr '\n' ' ')"
   fi
 else
   # OpenSBI has no snapshot memory; the Rust driver reports the fallback once per load (counted from its
@@ -23,8 +24,8 @@ else
   n=$(awk -v p="${prefix}SBI PMU extension is available" 'index($0, p) { n = 0 } /snapshot/ && index($0, "'"$prefix"'") { n++ } END { print n + 0 }' <<<"$log")
   want=$([ "${RPMU_DRIVER:-c}" = rust ] && echo 1 || echo 0)
   if [ "$n" = "$want" ]; then
-    echo "ok snapshot_fallback_logged_once"
+    pass "snapshot_fallback_logged_once"
   else
-    echo "not ok snapshot_fallback_logged_once $n snapshot lines from the driver, expected $want: $(grep -i snapshot <<<"$log" | tr '\n' ' ')"
+    fail "snapshot_fallback_logged_once $n snapshot lines from the driver, expected $want: $(grep -i snapshot <<<"$log" | tr '\n' ' ')"
   fi
 fi

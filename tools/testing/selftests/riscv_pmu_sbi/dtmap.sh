@@ -7,14 +7,15 @@
 # What the driver should list is worked out here from the device tree itself (/proc/device-tree), not from the
 # driver: each event with a riscv,event-to-mhpmevent selector that a riscv,raw-event-to-mhpmcounters row covers.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-W=/opt/rpmu/bin/workload
-GRPOPEN=/opt/rpmu/bin/grpopen
+W=$RPMU_SELFTEST_DIR/workload
+GRPOPEN=$RPMU_SELFTEST_DIR/grpopen
 PMU=/proc/device-tree/pmu
 EVENTS=/sys/bus/event_source/devices/cpu/events
 
 if [ ! -e "$PMU/riscv,event-to-mhpmcounters" ]; then
-  echo "ok dtmap # SKIP the kernel's device tree has no riscv,pmu event maps"
+  pass "dtmap # SKIP the kernel's device tree has no riscv,pmu event maps"
   exit 0
 fi
 
@@ -61,9 +62,9 @@ for ((r = 0; r * 3 + 2 < ${#ctr[@]}; r++)); do
   fi
 done
 if [ -n "$bad_row" ]; then
-  echo "value dtmap_map_state malformed"
+  value "dtmap_map_state malformed"
 else
-  echo "value dtmap_map_state valid"
+  value "dtmap_map_state valid"
 fi
 
 # 2. What events/ should list with a valid map, and what it lists.
@@ -89,52 +90,52 @@ if [ -d "$EVENTS" ]; then
 fi
 want=$(printf '%s\n' "${expected[@]}" | sort | tr '\n' ' ')
 have=$(printf '%s\n' "${listed[@]}" | sed '/^$/d' | sort | tr '\n' ' ')
-echo "value dtmap_events_dir ${have:-none}"
+value "dtmap_events_dir ${have:-none}"
 if [ "$RPMU_DRIVER" = rust ]; then
   if [ -n "$bad_row" ]; then
     # A refused map: exactly one log line, naming the property and the row, and no events/.
     lines=$(dmesg | grep -c 'the event maps are ignored')
     named=$(dmesg | grep -c "riscv,pmu: riscv,event-to-mhpmcounters row $bad_row: ")
     if [ "$lines" -eq 1 ] && [ "$named" -eq 1 ] && [ ! -d "$EVENTS" ]; then
-      echo "ok map_refused_with_one_line"
+      pass "map_refused_with_one_line"
     else
-      echo "not ok map_refused_with_one_line $lines refusal line(s), $named naming row $bad_row, events/ $( [ -d "$EVENTS" ] && echo present || echo absent): $(dmesg | grep 'riscv,pmu' | tr '\n' ' ')"
+      fail "map_refused_with_one_line $lines refusal line(s), $named naming row $bad_row, events/ $( [ -d "$EVENTS" ] && echo present || echo absent): $(dmesg | grep 'riscv,pmu' | tr '\n' ' ')"
     fi
   elif [ "$have" = "$want" ]; then
-    echo "ok events_listed_from_map"
+    pass "events_listed_from_map"
   else
-    echo "not ok events_listed_from_map expected '$want', events/ has '${have:-nothing}'"
+    fail "events_listed_from_map expected '$want', events/ has '${have:-nothing}'"
   fi
   # With a valid map covering the standard events, availability comes from it: no SBI call of the check.
   check=$(awk '$1 == "check" { s = 0; for (i = 2; i <= NF; i++) s += $i; print s }' /sys/kernel/debug/riscv_pmu_sbi_rust/sbi_calls 2>/dev/null)
   if [ -z "$bad_row" ]; then
     if [ "$check" = 0 ]; then
-      echo "ok availability_without_firmware_calls"
+      pass "availability_without_firmware_calls"
     else
-      echo "not ok availability_without_firmware_calls the standard-event check made ${check:-?} SBI calls"
+      fail "availability_without_firmware_calls the standard-event check made ${check:-?} SBI calls"
     fi
   fi
 fi
 
 # 3. perf list shows the listed events as the PMU's own.
 pmu_events=$(perf list pmu 2>/dev/null | awk '/\[Kernel PMU event\]/ { print $1 }' | sort | tr '\n' ' ')
-echo "value dtmap_perf_list ${pmu_events:-none}"
+value "dtmap_perf_list ${pmu_events:-none}"
 
 # 4. dTLB load and store misses share one counter in the map: a group of the two never fits. Cache events:
 #    dTLB (3), read (0) or write (1), miss (1).
-echo "value dtmap_group_shared_counter $($GRPOPEN 2 3 0x10003 0x10103)"
-echo "value dtmap_group_separate_counters $($GRPOPEN 2 3 0x10003 0x10004)"
+value "dtmap_group_shared_counter $($GRPOPEN 2 3 0x10003 0x10103)"
+value "dtmap_group_separate_counters $($GRPOPEN 2 3 0x10003 0x10004)"
 
 # 5. A raw event no row of riscv,raw-event-to-mhpmcounters covers, and one a row covers.
 out=$(stat -e r5,r10019:u)
-echo "value dtmap_raw_uncovered $(kind "$(field r5 1 "$out")")"
-echo "value dtmap_raw_covered $(kind "$(field r10019:u 1 "$out")")"
+value "dtmap_raw_uncovered $(kind "$(field r5 1 "$out")")"
+value "dtmap_raw_covered $(kind "$(field r10019:u 1 "$out")")"
 
 # 6. Counts: exact with -icount, on the counters the map allows.
 if [ "$RPMU_ICOUNT" = 1 ]; then
   out=$(stat -e instructions:u)
-  echo "value dtmap_exact_instructions $(field instructions:u 1 "$out")"
+  value "dtmap_exact_instructions $(field instructions:u 1 "$out")"
   # perf names the second event dTLB-load-misses in its output, without the modifier.
   out=$(stat -e '{instructions:u,dTLB-load-misses:u}')
-  echo "value dtmap_exact_group $(field instructions:u 1 "$out") $(kind "$(field dTLB-load-misses 1 "$out")")"
+  value "dtmap_exact_group $(field instructions:u 1 "$out") $(kind "$(field dTLB-load-misses 1 "$out")")"
 fi

@@ -6,13 +6,14 @@
 # did not move after it. For the Rust driver the SBI calls of those cycles are counted too: the two events stop in
 # one counter_stop call and start in one counter_start call.
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
 KO=/root/rpmu_pm_check.ko
 STATS=/sys/kernel/debug/riscv_pmu_sbi_rust/sbi_calls
 CYCLES=50
 
 if [ ! -r "$KO" ]; then
-  echo "not ok cpu_pm_stops_events $KO is missing (scripts/module-build --test-modules)"
+  fail "cpu_pm_stops_events $KO is missing (scripts/module-build --test-modules)"
   exit 0
 fi
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
@@ -27,17 +28,17 @@ rc=$?
 dmesg | grep 'rpmu_pm_check:' | sed 's/^/# /'
 rmmod rpmu_pm_check 2>/dev/null
 if [ "$rc" -ne 0 ]; then
-  echo "not ok cpu_pm_stops_events insmod failed ($rc): $out"
+  fail "cpu_pm_stops_events insmod failed ($rc): $out"
 else
-  echo "ok cpu_pm_stops_events"
+  pass "cpu_pm_stops_events"
 fi
 
 if [ "${RPMU_DRIVER:-}" != rust ]; then
-  echo "ok cpu_pm_one_call_each_way # SKIP only the Rust driver counts its SBI calls"
+  pass "cpu_pm_one_call_each_way # SKIP only the Rust driver counts its SBI calls"
   exit 0
 fi
 if [ ! -r "$STATS" ]; then
-  echo "not ok cpu_pm_one_call_each_way $STATS is missing"
+  fail "cpu_pm_one_call_each_way $STATS is missing"
   exit 0
 fi
 cpus=$(nproc)
@@ -47,7 +48,7 @@ echo "# $pm enter/exit cycles with 2 events: counter_start $start, counter_stop 
 # Opening, enabling and closing the events costs a few calls per CPU besides the cycles.
 if [ "$start" -lt "$pm" ] || [ "$stop" -lt "$pm" ] || [ "$start" -gt $((pm + 8 * cpus)) ] ||
   [ "$stop" -gt $((pm + 8 * cpus)) ]; then
-  echo "not ok cpu_pm_one_call_each_way expected one start and one stop per cycle: $start starts, $stop stops for $pm cycles"
+  fail "cpu_pm_one_call_each_way expected one start and one stop per cycle: $start starts, $stop stops for $pm cycles"
 else
-  echo "ok cpu_pm_one_call_each_way"
+  pass "cpu_pm_one_call_each_way"
 fi

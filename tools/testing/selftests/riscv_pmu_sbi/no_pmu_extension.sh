@@ -5,20 +5,21 @@
 # two drivers' answers to the same requests; the checks say what both must do.
 # Runs where scripts/qemu-run says the firmware has no PMU extension (RPMU_SBI_PMU=0).
 set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
 
-EVOPEN=/opt/rpmu/bin/evopen
-W=/opt/rpmu/bin/workload
+EVOPEN=$RPMU_SELFTEST_DIR/evopen
+W=$RPMU_SELFTEST_DIR/workload
 
 if [ "${RPMU_SBI_PMU:-1}" != 0 ]; then
-  echo "ok no_pmu_extension # SKIP the firmware has the SBI PMU extension"
+  pass "no_pmu_extension # SKIP the firmware has the SBI PMU extension"
   exit 0
 fi
 
 # Which driver provides the PMU: the log line of the C legacy driver or of the Rust driver's legacy mode.
 if dmesg | grep -q -e 'Legacy PMU implementation is available' -e 'riscv_pmu_sbi_rust: no SBI PMU extension'; then
-  echo "ok no_pmu_extension_legacy_pmu"
+  pass "no_pmu_extension_legacy_pmu"
 else
-  echo "not ok no_pmu_extension_legacy_pmu no legacy PMU line in the kernel log: $(dmesg | grep -i pmu | tr '\n' ' ')"
+  fail "no_pmu_extension_legacy_pmu no legacy PMU line in the kernel log: $(dmesg | grep -i pmu | tr '\n' ' ')"
 fi
 
 # cycles and instructions open and count; perf prints a number for each (the value itself is the firmware's:
@@ -26,11 +27,11 @@ fi
 out=$(perf stat -x, -e cycles,instructions -- "$W" 100000 2>&1 >/dev/null)
 for e in cycles instructions; do
   v=$(echo "$out" | awk -F, -v e="$e" '$3 == e { print $1 }')
-  echo "value legacy_count_$e ${v:-missing}"
+  value "legacy_count_$e ${v:-missing}"
   if [[ ${v:-} =~ ^[0-9]+$ ]]; then
-    echo "ok legacy_counts_$e"
+    pass "legacy_counts_$e"
   else
-    echo "not ok legacy_counts_$e perf stat printed '${v:-nothing}' for $e"
+    fail "legacy_counts_$e perf stat printed '${v:-nothing}' for $e"
   fi
 done
 
@@ -44,9 +45,9 @@ for req in "0 0" "0 1" "0 4" "0 5" "3 0x10003" "4 0x12" "0 0 s" "0 1 u" "0 1 k";
   # shellcheck disable=SC2086
   got=$("$EVOPEN" $req 2>&1 | tail -1)
   name="open_$(echo "$req" | tr ' ' '_')"
-  echo "value legacy_$name $got"
+  value "legacy_$name $got"
   case "$got" in
-    "${want[$req]}"|"errno ${want[$req]}") echo "ok legacy_$name" ;;
-    *) echo "not ok legacy_$name expected ${want[$req]}, got '$got'" ;;
+    "${want[$req]}"|"errno ${want[$req]}") pass "legacy_$name" ;;
+    *) fail "legacy_$name expected ${want[$req]}, got '$got'" ;;
   esac
 done

@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared by the riscv_pmu_sbi selftests: KTAP output through the kselftest helpers, the directory of the test
+# programs, and the description of the machine the checks adapt to.
+#
+# Result helpers, each taking one string "NAME[ REASON]":
+#   pass "NAME"                  ok N NAME
+#   pass "NAME # SKIP REASON"    ok N NAME # SKIP REASON
+#   fail "NAME REASON"           "# NAME: REASON", then not ok N NAME
+#   value "NAME VALUE"           "# value NAME VALUE": a measured value, for comparing two drivers' runs
+# The plan and the totals are printed when the script exits, and the exit status is the kselftest one
+# (0 when nothing failed, 1 otherwise).
+#
+# The checks adapt to the machine through these variables; a test harness sets them, otherwise they are found
+# out here:
+#   RPMU_DRIVER    rust when the riscv_pmu_sbi_rust module is loaded or built in, c otherwise
+#   RPMU_MODULE    the .ko module_reload.sh reloads (default: the module's file under /lib/modules)
+#   RPMU_SSCOFPMF  1 when the harts list the Sscofpmf extension
+#   RPMU_ICOUNT    1 when counts are exact (QEMU -icount on one hart); default 0
+#   RPMU_NESTED    1 in a guest under KVM; default 0
+#   RPMU_SBI_PMU   0 when the firmware has no SBI PMU extension (the legacy PMU); default 1
+#   RPMU_SAMPLES   the directory of the built samples/ programs (default /opt/rpmu/bin)
+
+RPMU_SELFTEST_DIR=$(dirname "$(readlink -f "$0")")
+# shellcheck source=/dev/null
+. "$RPMU_SELFTEST_DIR/../kselftest/ktap_helpers.sh"
+
+if [ -z "${RPMU_DRIVER:-}" ]; then
+  if [ -d /sys/module/riscv_pmu_sbi_rust ]; then RPMU_DRIVER=rust; else RPMU_DRIVER=c; fi
+fi
+: "${RPMU_MODULE:=$(modinfo -n riscv_pmu_sbi_rust 2>/dev/null || echo riscv_pmu_sbi_rust.ko)}"
+if [ -z "${RPMU_SSCOFPMF:-}" ]; then
+  if grep -q -i -E '^isa(-ext)?\s*:.*(_|\s)sscofpmf' /proc/cpuinfo 2>/dev/null; then RPMU_SSCOFPMF=1; else RPMU_SSCOFPMF=0; fi
+fi
+: "${RPMU_ICOUNT:=0}" "${RPMU_NESTED:=0}" "${RPMU_SBI_PMU:=1}" "${RPMU_SAMPLES:=/opt/rpmu/bin}"
+
+pass() {
+  case "$1" in
+    *" # SKIP"*)
+      # The helpers' skip carries no reason; KTAP's directive does: "ok N NAME # SKIP REASON".
+      __ktap_test ok "${1%% # SKIP*}" "SKIP${1#* # SKIP}"
+      KTAP_CNT_SKIP=$((KTAP_CNT_SKIP + 1)) ;;
+    *) ktap_test_pass "$1" ;;
+  esac
+}
+
+fail() {
+  local name=${1%% *}
+  [ "$name" = "$1" ] || echo "# $name: ${1#* }"
+  ktap_test_fail "$name"
+}
+
+value() {
+  echo "# value $1"
+}
+
+rpmu_finish() {
+  ktap_set_plan $((KTAP_TESTNO - 1))
+  ktap_finished
+}
+
+ktap_print_header
+trap rpmu_finish EXIT
