@@ -15,12 +15,18 @@ use kernel::{
     sync::Arc,
 };
 
-/// A Linux interrupt number mapped from a hardware interrupt of an interrupt domain; the mapping
-/// is disposed of on drop.
+/// A Linux interrupt number mapped from a hardware interrupt of an interrupt domain.
+///
+/// The mapping is never disposed of: it stays in the domain after unload, as the built-in C
+/// driver's does, and the next load gets it back (`irq_create_mapping()` returns an existing
+/// mapping). Disposing of it would leak memory at every unload: the RISC-V INTC domain makes the
+/// interrupt per-CPU when it maps it (`irq_set_percpu_devid()` allocates `desc->percpu_enabled`),
+/// and in 6.12 no path of `irq_dispose_mapping()` frees that mask (`irq_kobj_release()` frees the
+/// descriptor's other masks only).
 ///
 /// # Invariants
 ///
-/// `irq` is a mapping created by `irq_create_mapping()` and not disposed of yet.
+/// `irq` is a mapping created by `irq_create_mapping()`; nothing disposes of it.
 pub(crate) struct IrqMapping {
     irq: c_uint,
 }
@@ -34,15 +40,8 @@ impl IrqMapping {
         if irq == 0 {
             return Err(ENODEV);
         }
-        // INVARIANT: A non-zero return value is a new mapping.
+        // INVARIANT: A non-zero return value is a mapping, new or existing.
         Ok(Self { irq })
-    }
-}
-
-impl Drop for IrqMapping {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant the mapping exists; it is disposed of once.
-        unsafe { bindings::irq_dispose_mapping(self.irq) };
     }
 }
 
@@ -80,7 +79,6 @@ pub(crate) trait PercpuHandler: Send + Sync + 'static {
 pub(crate) struct PercpuIrq<H: PercpuHandler> {
     handler: Option<Arc<H>>,
     irq: c_uint,
-    mapping: Option<IrqMapping>,
     cookie: *mut c_void,
 }
 
@@ -116,7 +114,6 @@ impl<H: PercpuHandler> PercpuIrq<H> {
         Ok(Self {
             handler: Some(handler),
             irq: mapping.irq,
-            mapping: Some(mapping),
             cookie,
         })
     }
@@ -165,7 +162,6 @@ impl<H: PercpuHandler> Drop for PercpuIrq<H> {
                 irq
             );
             core::mem::forget(self.handler.take());
-            core::mem::forget(self.mapping.take());
             return;
         }
         // SAFETY: By the type invariant the interrupt is requested with `cookie`. It is disabled on
