@@ -262,8 +262,11 @@ if want storm; then
       else
         echo "not ok storm_p${p}_${ev}_completed exit $rc, ${samples:-0} samples: $(tail -2 <<<"$out" | tr '\n' ' ')"
       fi
-      # At period 1 the event overflows at every event it counts: perf core must have throttled it.
-      if [ "$p" = 1 ]; then
+      # At period 1 the event overflows at every event it counts: perf core must have throttled it. Checked for
+      # the kernel-inclusive events only: QEMU raises the overflow of a user-only cycle or instret count from a
+      # host timer, which does not always fire more often than perf's limit of 4 per tick allows (seen on both
+      # drivers: 16 and 3 samples at period 1 without a throttle record); their throttle records are a figure.
+      if [ "$p" = 1 ] && [[ $ev != *:u ]]; then
         if [ "${throttles:-0}" -gt 0 ]; then echo "ok storm_p1_${ev}_throttled"; else
           echo "not ok storm_p1_${ev}_throttled no throttle record at period 1"; fi
       fi

@@ -2,12 +2,14 @@
 """Stress both SBI PMU drivers on the stress kernel: fuzzing, CPU hotplug, module reloads, sampling storms.
 
 usage: tests/stress/stress.py [--drivers c,rust] [--fuzz N] [--seed S] [--hotplug N] [--reloads N]
-                              [--storm-periods "1 10 100"] [--only LOOPS] [--timeout SECONDS] [--out DIR]
+                              [--storm-periods "1 10 100"] [--only LOOPS] [--timeout SECONDS] [--kasan]
+                              [--out DIR]
 
 Boots the stress kernel (the test kernel plus kmemleak: scripts/build-kernel --variant stress, built on first
-use) once per driver, one boot at a time, with two harts and Sscofpmf, and runs tests/stress/guest-stress.sh in
-it: the seeded perf_event_attr fuzzer (tools/testing/selftests/riscv_pmu_sbi/pfuzz.c), CPU1 offline/online cycles while `perf stat
--a` and `perf record -a` run, module unload/load cycles with events opened and closed in between (Rust driver;
+use; with --kasan the kasan variant, which adds the kernel address sanitizer) once per driver, one boot at a
+time, with two harts and Sscofpmf, and runs tests/stress/guest-stress.sh in it: the seeded perf_event_attr
+fuzzer (tools/testing/selftests/riscv_pmu_sbi/pfuzz.c), CPU1 offline/online cycles while `perf stat -a` and
+`perf record -a` run, module unload/load cycles with events opened and closed in between (Rust driver;
 the C driver is built in), and sampling storms (periods 1 to 100 on every CPU, user-only and kernel-inclusive).
 After each loop the guest checks that no counter is in use (the Rust driver's debugfs `counters` file), that
 kmemleak finds no leak and that the kernel log has no report. The fuzzer's digest of open outcomes must be the
@@ -31,6 +33,15 @@ VALUE = re.compile(r"^value (\S+) (.+?)\s*$")
 SUMMARY = re.compile(r"^summary (\S+) (\S+)\s*$")
 
 
+# Results of the C driver that are known differences, with their cause; the Rust driver must pass them.
+_C_STALL = ("seen in every full run here, not traced to its end; the path that explains it: the C driver's "
+            "overflow handler stops every hardware counter, then returns IRQ_NONE without "
+            "starting them again when the overflow CSR shows no overflow (pmu_sbi_ovf_handler(), 'No overflow bit "
+            "is set'): an overflow interrupt that finds no overflow bit leaves the events of that CPU stopped; "
+            "the Rust driver restarts them")
+C_KNOWN = {"storm_p1_cycles:u_completed": _C_STALL}
+
+
 def say(msg):
     print(f"[stress] {msg}", flush=True)
 
@@ -42,7 +53,7 @@ def cache_dir():
 
 def run(driver, args, outdir):
     """One boot: returns (qemu-run status, checks, values, summary, seconds)."""
-    cmd = [os.path.join(TOP, "scripts/qemu-run"), "--driver", driver, "--kernel-variant", "stress",
+    cmd = [os.path.join(TOP, "scripts/qemu-run"), "--driver", driver, "--kernel-variant", args.variant,
            "--cpu", "rv64,sscofpmf=true", "--smp", "2", "--timeout", str(args.timeout),
            "--console-log", os.path.join(outdir, f"console-{driver}.log"), "--add", GUEST,
            "--", "bash", "/root/guest-stress.sh", "--fuzz", str(args.fuzz), "--seed", str(args.seed),
@@ -89,6 +100,8 @@ def main():
     p.add_argument("--storm-periods", default="1 10 100", help="sample periods of the storms (default: '1 10 100')")
     p.add_argument("--only", default="fuzz,hotplug,reload,storm", help="loops to run (default: all four)")
     p.add_argument("--timeout", type=int, default=7200, help="per-boot wall-clock limit in seconds (default: 7200)")
+    p.add_argument("--kasan", dest="variant", action="store_const", const="kasan", default="stress",
+                   help="boot the stress kernel with KASAN too (scripts/build-kernel --variant kasan)")
     p.add_argument("--out", default=os.path.join(cache_dir(), "stress"), help="directory for logs")
     args = p.parse_args()
     drivers = [d for d in args.drivers.split(",") if d]
@@ -99,13 +112,13 @@ def main():
 
     if "rust" in drivers:
         # The module for the stress kernel, built before the first boot so that a build failure is said plainly.
-        say("building the module for the stress kernel (scripts/module-build --variant stress)")
-        if subprocess.run([os.path.join(TOP, "scripts/module-build"), "--variant", "stress"]).returncode != 0:
-            sys.exit("building the module for the stress kernel failed")
+        say(f"building the module for the {args.variant} kernel (scripts/module-build --variant {args.variant})")
+        if subprocess.run([os.path.join(TOP, "scripts/module-build"), "--variant", args.variant]).returncode != 0:
+            sys.exit(f"building the module for the {args.variant} kernel failed")
 
     results = {}
     for d in drivers:
-        say(f"driver {d}: booting the stress kernel (fuzz {args.fuzz}, hotplug {args.hotplug}, reloads "
+        say(f"driver {d}: booting the {args.variant} kernel (fuzz {args.fuzz}, hotplug {args.hotplug}, reloads "
             f"{args.reloads}, storm periods {args.storm_periods}; loops: {args.only})")
         results[d] = run(d, args, args.out)
         say(f"driver {d}: done in {results[d][4]:.0f} s (guest command status {results[d][0]})")
@@ -115,7 +128,13 @@ def main():
         if status != 0:
             failures.append(f"{d}: guest command status {status}: {QEMU_EXIT.get(status, 'a check script failed')}")
         for name, (st, detail) in checks.items():
-            if st == "fail":
+            if st != "fail":
+                continue
+            known = C_KNOWN.get(name) if d == "c" else None
+            # A known C-driver result is reported with its cause; it fails the run if the Rust driver fails too.
+            if known and results.get("rust", (None, {}))[1].get(name, ("fail",))[0] != "fail":
+                say(f"known C-driver difference {name}: {detail} ({known})")
+            else:
                 failures.append(f"{d}: {name}: {detail}")
     # The fuzzer's outcomes must be the same on both drivers for the same seed.
     if "c" in results and "rust" in results:
