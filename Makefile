@@ -23,7 +23,8 @@ HARNESS_JOBS ?= 2
 HARNESS_ARGS ?=
 # For example BENCH_ARGS=--quick: fewer iterations, to try the pipeline.
 BENCH_ARGS ?=
-# For example STRESS_ARGS="--fuzz 5000 --hotplug 50 --reloads 5": a shorter run (tests/stress/stress.py --help).
+# For example STRESS_ARGS="--fuzz 5000 --hotplug 50 --reloads 5": a shorter run; --kasan: the kernel with KASAN
+# too (tests/stress/stress.py --help).
 STRESS_ARGS ?=
 comma := ,
 

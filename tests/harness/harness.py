@@ -62,6 +62,16 @@ ENTRY_SUITES = {"kvm": ["checks"], "no-pmu": ["checks"], "dtmap": ["checks"], "d
 # detection of it; `make test-kvm` (--full kvm) runs every check there. The no-pmu entry has its own check.
 ENTRY_ONLY = {"kvm": ["check/snapshot", "check/sbi_calls_per_switch", "check/sampling", "check/leader_sampling"],
               "no-pmu": ["check/no_pmu_extension"]}
+# Suites that run on some entries only. PAPI (tests/papi) runs where counts are exact, so that the two drivers'
+# counts through PAPI are compared exactly.
+SUITE_ENTRIES = {"papi": ["sscofpmf-icount"]}
+PAPI_CHECK = os.path.join(TOP, "tests/papi/papi-check.sh")
+
+
+def entry_suites(entry, suites):
+    return [s for s in suites if s in ENTRY_SUITES.get(entry, suites) and entry in SUITE_ENTRIES.get(s, [entry])]
+
+
 QEMU_EXIT = {240: "timeout", 241: "guest died (panic or QEMU error)", 242: "kernel log has BUG/WARNING/Oops/lockdep",
              243: "module failed to load"}
 
@@ -70,6 +80,7 @@ SECTION_END = re.compile(r"^### END (\S+) (.*) rc=(\d+|skip)(?: ms=(\d+))?$")
 TAP_LINE = re.compile(r"^(not )?ok \d+ (.*?)(?:\s+#\s*(SKIP|XFAIL|TODO)\b\s*(.*))?$")
 TAP_PLAN = re.compile(r"^1\.\.(\d+)")
 PERF_LINE = re.compile(r"^\s*(\d+)(?:\.(\d+))?:\s(.*?)\s*:\s(Ok|FAILED!|Skip(?:\s.*)?)\s*$")
+PLAIN_LINE = re.compile(r"^(not ok|ok) (\S+)(?:\s+#\s*SKIP\s*(.*)|\s+(.*))?$")
 # The kselftest collection of the project's checks (tools/testing/selftests/riscv_pmu_sbi).
 CHECK_COLLECTION = "selftests: riscv_pmu_sbi: "
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -133,6 +144,8 @@ def parse_output(run, text, qemu_status):
             parse_perftest(run, name, rc, body)
         elif kind == "check":
             parse_check(run, name, rc, body)
+        elif kind == "papi":
+            parse_plain(run, kind, rc, body)
 
     if qemu_status in QEMU_EXIT:
         run.add("boot/completed", "fail", QEMU_EXIT[qemu_status])
@@ -252,6 +265,30 @@ def parse_check(run, script, rc, body):
                 "" if ended else f"{end or 'not ok'}; {seen} results, plan {plan}, {failed} failed")
 
 
+def parse_plain(run, kind, rc, body):
+    """Results as "ok NAME", "not ok NAME REASON", "ok NAME # SKIP REASON" and "value NAME VALUE" lines (the PAPI
+    check). The script's own result says whether it ran to its end; failed results are counted one by one."""
+    seen = 0
+    for line in body:
+        m = VALUE_LINE.match(line)
+        if m:
+            run.values[m.group(1)] = m.group(2)
+            continue
+        m = PLAIN_LINE.match(line)
+        if not m:
+            continue
+        seen += 1
+        test = f"{kind}/{m.group(2)}"
+        if m.group(3) is not None:
+            run.add(test, "skip", m.group(3))
+        elif m.group(1) == "not ok":
+            run.add(test, "fail", m.group(4) or "")
+        else:
+            run.add(test, "pass")
+    ended = rc in (0, 1) and seen > 0
+    run.add(f"{kind}/completed", "pass" if ended else "fail", "" if ended else f"{rc_detail(rc)}, {seen} results")
+
+
 def load_expectations():
     rules = []
     with open(EXPECTATIONS, encoding="utf-8") as f:
@@ -309,10 +346,10 @@ def dtmap_dtbs():
     return {"DTMAP_DTB": valid, "DTMAP_MALFORMED_DTB": malformed}
 
 
-def boot(entry, driver, suites, outdir, timeout, module, skips, full, dtbs):
+def boot(entry, driver, suites, outdir, timeout, module, skips, full, dtbs, papi):
     opts, _ = ENTRIES[entry]
     opts = [dtbs.get(o, o) for o in opts]
-    suites = [s for s in suites if s in ENTRY_SUITES.get(entry, suites)]
+    suites = entry_suites(entry, suites)
     rdir = os.path.join(outdir, f"{entry}-{driver}")
     os.makedirs(rdir, exist_ok=True)
     cmd = [os.path.join(TOP, "scripts/qemu-run"), "--driver", driver, *opts, "--timeout", str(timeout),
@@ -321,6 +358,8 @@ def boot(entry, driver, suites, outdir, timeout, module, skips, full, dtbs):
         cmd += ["--module", module]
     for ko in TEST_MODULES:
         cmd += ["--add", ko]
+    if "papi" in suites and papi:
+        cmd += ["--add", papi, "--add", PAPI_CHECK]
     whole = entry in full or "all" in full
     only = [] if whole else [a for glob in ENTRY_ONLY.get(entry, []) for a in ("--only", glob)]
     cmd += ["--", "/opt/rpmu/run-suites", *skips, *only, *suites]
@@ -350,7 +389,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--drivers", default="c", help="comma-separated drivers to run: c, rust (default: c)")
     p.add_argument("--entries", default=",".join(ENTRIES), help=f"matrix entries (default: {','.join(ENTRIES)})")
-    p.add_argument("--suites", default="checks,kselftest,perftest", help="guest suites to run")
+    p.add_argument("--suites", default="checks,kselftest,perftest,papi",
+                   help="guest suites to run (papi runs in sscofpmf-icount only)")
     p.add_argument("--full", default="", help="comma-separated entries (or all) that run every test, not make "
                    "test's short version")
     p.add_argument("--out", default=os.path.join(os.environ.get("RPMU_CACHE", os.path.expanduser(
@@ -394,21 +434,31 @@ def main():
         say("the kernel with both drivers built in (scripts/in-tree-build)")
         if subprocess.run([os.path.join(TOP, "scripts/in-tree-build")]).returncode != 0:
             sys.exit("building the kernel with the driver built in failed")
+    # PAPI from Debian unstable (scripts/build-papi), fetched and built once; if that fails, the papi suite
+    # fails in every boot that has it and the rest runs.
+    papi = None
+    if any("papi" in entry_suites(e, suites) for e in entries):
+        say("PAPI for the guest (scripts/build-papi)")
+        res = subprocess.run([os.path.join(TOP, "scripts/build-papi"), "--print"], stdout=subprocess.PIPE, text=True)
+        if res.returncode == 0 and res.stdout.strip():
+            papi = res.stdout.strip().splitlines()[-1]
+        else:
+            say("scripts/build-papi failed: the papi suite will fail")
     os.makedirs(args.out, exist_ok=True)
 
     # Boots run in order entry by entry; with --jobs 2 the two drivers of one entry boot side by side, so they
     # see the same host load.
     runs = {}
     jobs = [(entry, driver) for entry in entries for driver in drivers
-            if any(s in ENTRY_SUITES.get(entry, suites) for s in suites)]
+            if entry_suites(entry, suites)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {}
         for entry, driver in jobs:
-            run_suites = [s for s in suites if s in ENTRY_SUITES.get(entry, suites)]
+            run_suites = entry_suites(entry, suites)
             say(f"{entry} ({ENTRIES[entry][1]}), driver {driver}: booting and running {', '.join(run_suites)}")
             futures[pool.submit(boot, entry, driver, run_suites, args.out, args.timeout, args.module,
                                 skips_for(rules, entry, driver, args.full.split(",")), args.full.split(","),
-                                dtbs)] = (entry, driver)
+                                dtbs, papi)] = (entry, driver)
         for fut in concurrent.futures.as_completed(futures):
             entry, driver = futures[fut]
             run = fut.result()
