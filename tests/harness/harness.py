@@ -162,6 +162,20 @@ def rc_detail(rc):
     return "timeout" if rc in (124, 137) else ("killed (no end marker)" if rc is None else f"exit {rc}")
 
 
+def add_tap_result(run, prefix, m, reason=""):
+    """Records one KTAP result line (a TAP_LINE match) as PREFIX/NAME; returns whether it failed."""
+    name = m.group(2).strip()
+    test = f"{prefix}/{name}"
+    if m.group(3) == "SKIP":
+        run.add(test, "skip", m.group(4) or "")
+    elif m.group(1):
+        run.add(test, "fail", m.group(4) or reason)
+        return True
+    else:
+        run.add(test, "pass")
+    return False
+
+
 def parse_kselftest(run, binary, rc, body):
     plan, seen = None, 0
     for line in body:
@@ -173,14 +187,7 @@ def parse_kselftest(run, binary, rc, body):
         if not m:
             continue
         seen += 1
-        name = m.group(2).strip()
-        test = f"kselftest/{binary}/{name}"
-        if m.group(3) == "SKIP":
-            run.add(test, "skip", m.group(4) or "")
-        elif m.group(1):
-            run.add(test, "fail", m.group(4) or "")
-        else:
-            run.add(test, "pass")
+        add_tap_result(run, f"kselftest/{binary}", m)
     if rc is None or rc in (124, 137) or (plan is not None and seen < plan) or seen == 0:
         run.add(f"kselftest/{binary}", "fail", f"{rc_detail(rc)}, {seen} of {plan} results")
 
@@ -239,15 +246,7 @@ def parse_check(run, script, rc, body):
         if not m:
             continue
         seen += 1
-        name = m.group(2).strip()
-        test = f"check/{script}/{name}"
-        if m.group(3) == "SKIP":
-            run.add(test, "skip", m.group(4) or "")
-        elif m.group(1):
-            failed += 1
-            run.add(test, "fail", reasons.get(name, ""))
-        else:
-            run.add(test, "pass")
+        failed += add_tap_result(run, f"check/{script}", m, reasons.get(m.group(2).strip(), ""))
     # The script's own result: it ran to its end and reported every result it planned. Its failed results are
     # counted above, one by one; here a script that ended otherwise fails.
     if outer is None:
