@@ -67,7 +67,9 @@ else
 fi
 
 # 2. Requests perf's tool does not make, through perf_event_open directly: the errno or whether it counted.
-open_case() { value "open_$1 $("$EVOPEN" "$2" "$3" "${4:-}")"; }
+# The cases are collected and opened one after another by one evopen process.
+cases=
+open_case() { cases+="$1 $2 $3 ${4:-}"$'\n'; }
 open_case hw_cycles 0 0
 open_case hw_instructions 0 1
 open_case hw_cache_references 0 2
@@ -101,6 +103,17 @@ open_case branch_stack 0 0 b
 for f in u k h H G gk gu gh; do
   open_case "filter_$f" 0 1 "$f"
 done
+want=$(printf '%s' "$cases" | grep -c .)
+got=0
+while read -r name result; do
+  value "open_$name $result"
+  got=$((got + 1))
+done < <(printf '%s' "$cases" | "$EVOPEN" -)
+if [ "$got" = "$want" ]; then
+  pass "open_cases_answered"
+else
+  fail "open_cases_answered evopen answered $got of $want cases"
+fi
 
 # 3. Firmware events through perf's `format/firmware` field, as perf list documents them.
 # The event name holds a comma, so perf's fields are separated by semicolons here.

@@ -4,12 +4,14 @@
  * what two drivers answer to the same request, including requests perf's own tool never makes.
  *
  * usage: evopen TYPE CONFIG [FLAGS]
+ *        evopen -      (cases from standard input, one per line: CASE TYPE CONFIG [FLAGS])
  *   TYPE, CONFIG  attr.type and attr.config (decimal or 0x hex)
  *   FLAGS         letters: u exclude_user, k exclude_kernel, h exclude_hv, H exclude_host, G exclude_guest,
  *                 s sampling (sample_period 100000), b branch stack, g config1 bit 0 (guest events)
  *
- * Prints one line: "errno NAME" when the open fails, "counted" when the event ran on a counter while a loop
- * ran, or "not-counted" when it was opened but never got a counter.
+ * Prints one line per event: "errno NAME" when the open fails, "counted" when the event ran on a counter while
+ * a loop ran, or "not-counted" when it was opened but never got a counter; with "-", each line starts with its
+ * CASE. Every event is closed before the next is opened, so the cases of one run do not see each other.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -36,22 +38,18 @@ static const char *errno_name(int err)
 	}
 }
 
-int main(int argc, char **argv)
+/* Opens one event, runs a loop while it is enabled and prints what became of it. */
+static void open_one(const char *type, const char *config, const char *flags)
 {
 	struct perf_event_attr attr;
 	struct { uint64_t value, enabled, running; } rd;
 	volatile unsigned long sink = 0;
-	const char *flags = argc > 3 ? argv[3] : "";
 	int fd;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s TYPE CONFIG [FLAGS]\n", argv[0]);
-		return 2;
-	}
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
-	attr.type = strtoul(argv[1], NULL, 0);
-	attr.config = strtoull(argv[2], NULL, 0);
+	attr.type = strtoul(type, NULL, 0);
+	attr.config = strtoull(config, NULL, 0);
 	attr.disabled = 1;
 	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	attr.exclude_user = !!strchr(flags, 'u');
@@ -73,17 +71,44 @@ int main(int argc, char **argv)
 	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 	if (fd < 0) {
 		printf("errno %s\n", errno_name(errno));
-		return 0;
+		return;
 	}
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	for (unsigned long i = 0; i < 100000; i++)
 		sink += i;
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	if (read(fd, &rd, sizeof(rd)) != sizeof(rd)) {
+	if (read(fd, &rd, sizeof(rd)) != sizeof(rd))
 		printf("read-failed %s\n", errno_name(errno));
+	else
+		printf("%s\n", rd.running ? "counted" : "not-counted");
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	char line[256], name[64], type[32], config[32], flags[16];
+	int n;
+
+	if (argc == 2 && strcmp(argv[1], "-") == 0) {
+		while (fgets(line, sizeof(line), stdin)) {
+			flags[0] = '\0';
+			n = sscanf(line, "%63s %31s %31s %15s", name, type, config, flags);
+			if (n <= 0)
+				continue;
+			if (n < 3) {
+				fprintf(stderr, "evopen: malformed case line: %s", line);
+				return 2;
+			}
+			printf("%s ", name);
+			open_one(type, config, flags);
+			fflush(stdout);
+		}
 		return 0;
 	}
-	printf("%s\n", rd.running ? "counted" : "not-counted");
-	close(fd);
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s TYPE CONFIG [FLAGS] | %s -\n", argv[0], argv[0]);
+		return 2;
+	}
+	open_one(argv[1], argv[2], argc > 3 ? argv[3] : "");
 	return 0;
 }

@@ -19,6 +19,9 @@
 #   RPMU_NESTED    1 in a guest under KVM; default 0
 #   RPMU_SBI_PMU   0 when the firmware has no SBI PMU extension (the legacy PMU); default 1
 #   RPMU_SAMPLES   the directory of the built samples/ programs (default /opt/rpmu/bin)
+#   RPMU_SAMPLE_RATE  if set, kernel.perf_event_max_sample_rate is set to it first, where perf's dynamic throttle
+#                  is on: a harness running the checks one after another sets it, so that no check inherits the
+#                  lower rate the throttle left after an earlier one
 
 RPMU_SELFTEST_DIR=$(dirname "$(readlink -f "$0")")
 # shellcheck source=/dev/null
@@ -32,6 +35,9 @@ if [ -z "${RPMU_SSCOFPMF:-}" ]; then
   if grep -q -i -E '^isa(-ext)?\s*:.*(_|\s)sscofpmf' /proc/cpuinfo 2>/dev/null; then RPMU_SSCOFPMF=1; else RPMU_SSCOFPMF=0; fi
 fi
 : "${RPMU_ICOUNT:=0}" "${RPMU_NESTED:=0}" "${RPMU_SBI_PMU:=1}" "${RPMU_SAMPLES:=/opt/rpmu/bin}"
+if [ -n "${RPMU_SAMPLE_RATE:-}" ] && [ "$(cat /proc/sys/kernel/perf_cpu_time_max_percent)" != 0 ]; then
+  echo "$RPMU_SAMPLE_RATE" >/proc/sys/kernel/perf_event_max_sample_rate
+fi
 
 pass() {
   case "$1" in
@@ -51,6 +57,16 @@ fail() {
 
 value() {
   echo "# value $1"
+}
+
+# second_word KEY TEXT: the second word of each line of TEXT whose first word is KEY, as
+# awk '$1 == KEY { print $2 }' prints it, without starting a process.
+second_word() {
+  local k v _
+  while read -r k v _; do
+    [ "$k" = "$1" ] && echo "$v"
+  done <<<"$2"
+  return 0
 }
 
 rpmu_finish() {

@@ -36,14 +36,14 @@ out=
 # expect NAME KEY WANT: compares one key of $out with the rule.
 expect() {
   local got
-  got=$(awk -v k="$2" '$1 == k { print $2 }' <<<"$out")
+  got=$(second_word "$2" "$out")
   if [ "$got" = "$3" ]; then
     pass "$1_$2"
   else
-    fail "$1_$2 expected '$3', got '${got:-nothing}': $(tr '\n' ' ' <<<"$out")"
+    fail "$1_$2 expected '$3', got '${got:-nothing}': ${out//$'\n'/ }"
   fi
 }
-get() { awk -v k="$1" '$1 == k { print $2 }' <<<"$out"; }
+get() { second_word "$1" "$out"; }
 values() { # values PREFIX: every key of $out as a compared value
   local key val
   while read -r key val; do
@@ -54,7 +54,7 @@ values() { # values PREFIX: every key of $out as a compared value
 # --- perf_event_paranoid ---
 echo 2 >"$PARANOID"
 out=$(as_user "$P" open 2>&1)
-echo "# paranoid 2: $(tr '\n' ' ' <<<"$out")"
+echo "# paranoid 2: ${out//$'\n'/ }"
 values perm_paranoid2
 expect perm_paranoid2 kernel EACCES
 expect perm_paranoid2 cpu_wide EACCES
@@ -67,7 +67,7 @@ else
 fi
 echo -1 >"$PARANOID"
 out=$(as_user "$P" open 2>&1)
-echo "# paranoid -1: $(tr '\n' ' ' <<<"$out")"
+echo "# paranoid -1: ${out//$'\n'/ }"
 values perm_paranoid_minus1
 expect perm_paranoid_minus1 kernel ok
 expect perm_paranoid_minus1 cpu_wide ok
@@ -94,7 +94,7 @@ for mode in 0 1 2; do
     name=perm_access${mode}_$ev
     out=$(as_user "$P" share 0 "$ev" 2>&1)
     rc=$?
-    echo "# access $mode, $ev: $(tr '\n' ' ' <<<"$out")"
+    echo "# access $mode, $ev: ${out//$'\n'/ }"
     idx=$(get index)
     expect "$name" open ok
     [ "$rc" = 0 ] || fail "${name}_run perm share exited with $rc"
@@ -113,7 +113,7 @@ for mode in 0 1 2; do
         value "${name}_own_readable $own"
         for k in own_counter other_readable other_owner_counter own_after; do value "${name}_$k $(get $k)"; done
         if [ "${idx:-0}" -gt 0 ] 2>/dev/null; then pass "${name}_index"; else
-          fail "${name}_index expected a counter index for an mmap'd event: $(tr '\n' ' ' <<<"$out")"; fi
+          fail "${name}_index expected a counter index for an mmap'd event: ${out//$'\n'/ }"; fi
         if [ "$own" = own-counter-only ]; then pass "${name}_own_readable"; else
           fail "${name}_own_readable expected exactly counter $((${idx:-1} - 1)), got '$own'"; fi
         expect "$name" own_counter ok

@@ -10,7 +10,7 @@ set -uo pipefail
 
 STATS=/sys/kernel/debug/riscv_pmu_sbi_rust/sbi_calls
 # Under nested virtualisation every SBI call is two traps through an emulated hypervisor: fewer rounds.
-ROUNDS=$([ "${RPMU_NESTED:-0}" = 1 ] && echo 500 || echo 5000)
+ROUNDS=$([ "${RPMU_NESTED:-0}" = 1 ] && echo 500 || echo 2000)
 EVENTS=cycles,instructions,dTLB-load-misses,iTLB-load-misses
 NAME=sbi_calls_per_switch
 NEVENTS=4

@@ -28,11 +28,11 @@ value "perf_user_access_after_bad_write $(cat "$S")"
 # expect MODE EVENT KEY WANT: compares one observed key with the rule of the mode.
 expect() {
   local got
-  got=$(awk -v k="$3" '$1 == k { print $2 }' <<<"$out")
+  got=$(second_word "$3" "$out")
   if [ "$got" = "$4" ]; then
     pass "user_access_$1_$2_$3"
   else
-    fail "user_access_$1_$2_$3 expected '$4', got '${got:-nothing}': $(tr '\n' ' ' <<<"$out")"
+    fail "user_access_$1_$2_$3 expected '$4', got '${got:-nothing}': ${out//$'\n'/ }"
   fi
 }
 
@@ -40,7 +40,7 @@ for mode in 1 0 2; do
   echo "$mode" > "$S"
   for ev in instructions cycles; do
     out=$("$U" "$ev" 2>&1)
-    echo "# mode $mode $ev: $(tr '\n' ' ' <<<"$out")"
+    echo "# mode $mode $ev: ${out//$'\n'/ }"
     while read -r key val; do
       # Which programmable counter an event gets is the driver's choice (the Rust driver keeps counters of
       # switched-out events mapped and picks others): in mode 1 only whether there is an index is compared.
@@ -58,10 +58,10 @@ for mode in 1 0 2; do
         ;;
       1)
         expect 1 "$ev" cap_user_rdpmc 1
-        if [ "$(awk '$1 == "index" { print $2 }' <<<"$out")" -gt 0 ] 2>/dev/null; then
+        if [ "$(second_word index "$out")" -gt 0 ] 2>/dev/null; then
           pass "user_access_1_${ev}_index"
         else
-          fail "user_access_1_${ev}_index expected a counter index: $(tr '\n' ' ' <<<"$out")"
+          fail "user_access_1_${ev}_index expected a counter index: ${out//$'\n'/ }"
         fi
         expect 1 "$ev" direct_read ok
         expect 1 "$ev" rdpmc_agrees yes
