@@ -477,12 +477,19 @@ def main():
     jobs = [(entry, driver) for entry in entries for driver in drivers
             if entry_suites(entry, suites)]
     order = sorted(jobs, key=lambda job: -ENTRY_MINUTES.get(job[0], 0))
+    started = iter(range(1, len(order) + 1))
+
+    def start(entry, driver, run_suites, *rest):
+        # Said when the boot starts, not when it is queued.
+        say(f"boot {next(started)} of {len(order)}: {entry} ({ENTRIES[entry][1]}), driver {driver}: "
+            f"booting and running {', '.join(run_suites)}")
+        return boot(entry, driver, run_suites, *rest)
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = {}
         for entry, driver in order:
             run_suites = entry_suites(entry, suites)
-            say(f"{entry} ({ENTRIES[entry][1]}), driver {driver}: booting and running {', '.join(run_suites)}")
-            futures[pool.submit(boot, entry, driver, run_suites, args.out, args.timeout, args.module,
+            futures[pool.submit(start, entry, driver, run_suites, args.out, args.timeout, args.module,
                                 skips_for(rules, entry, driver, args.full.split(",")), args.full.split(","),
                                 dtbs, papi)] = (entry, driver)
         for fut in concurrent.futures.as_completed(futures):

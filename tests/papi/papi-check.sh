@@ -68,7 +68,7 @@ checks() {
   echo "# --- papi_component_avail"
   printf '%s\n' "$out" | sed -n '/^Compiled-in components:/,$p' | comment
   pe_reason=$(printf '%s\n' "$out" | awk '/^Name: +perf_event /{ f = 1; next } f && /Disabled:/ { sub(/.*Disabled: */, ""); print; exit } /^Name:/{ f = 0 }')
-  if printf '%s\n' "$out" | sed -n '/^Active components:/,$p' | grep -qE '^Name: +perf_event '; then
+  if sed -n '/^Active components:/,$p' <<<"$out" | grep -cE '^Name: +perf_event ' >/dev/null; then
     pass "${P}_perf_event_component_enabled"
     value "${P}_perf_event_component enabled"
     printf '%s\n' "$out" | sed -n '/^Active components:/,$p' | grep -A1 -E '^Name: +perf_event ' | comment
@@ -133,7 +133,7 @@ gemm() {
   echo "# --- papi_gemm $N $*"
   printf '%s\n' "$out" | grep -vE '^(value|ok|not ok) ' | sed 's/^# //' | comment
   printf '%s\n' "$out" | grep -E '^value ' | sed "s/^value papi_gemm_/value ${P}_gemm_/"
-  if printf '%s\n' "$out" | grep -q '^value papi_gemm_'; then
+  if grep -q '^value papi_gemm_' <<<"$out"; then
     pass "${P}_gemm_counts_$tag"
   else
     fail "${P}_gemm_counts_$tag $(printf '%s\n' "$out" | grep -m1 '^not ok' | sed 's/^not ok //')"
@@ -162,7 +162,7 @@ out=$(run papi_gemm --perf $N)
 echo "# --- papi_gemm --perf $N (control: perf_event_open, no PAPI)"
 printf '%s\n' "$out" | grep -E '^# ' | sed 's/^# //' | comment
 printf '%s\n' "$out" | grep -E '^value '
-if printf '%s\n' "$out" | grep -q '^value papi_gemm_perf_instructions_u'; then
+if grep -q '^value papi_gemm_perf_instructions_u' <<<"$out"; then
   pass "gemm_perf_event_open_counts"
 else
   fail "gemm_perf_event_open_counts $(printf '%s\n' "$out" | grep -m1 '^not ok' | sed 's/^not ok //')"

@@ -69,6 +69,12 @@ second_word() {
   return 0
 }
 
+# klog_has GREP_ARGS...: whether the kernel log has a line grep matches. Not "dmesg | grep -q": grep -q
+# leaves at its first match, dmesg's next write then dies of SIGPIPE, and with pipefail the pipeline fails.
+klog_has() {
+  grep -q "$@" <<<"$(dmesg)"
+}
+
 rpmu_finish() {
   ktap_set_plan $((KTAP_TESTNO - 1))
   ktap_finished

@@ -23,9 +23,9 @@ if [ "${RPMU_DRIVER:-}" != rust ]; then
   fi
   log=$(dmesg | tail -n +$((log_start + 1)))
   printf '%s\n' "$log" | sed 's/^/# /'
-  if ! printf '%s\n' "$log" | grep -q "$MOD: the C driver .* already provides the cpu PMU"; then
+  if ! grep -q "$MOD: the C driver .* already provides the cpu PMU" <<<"$log"; then
     fail "module_refused_with_c_driver no kernel log line naming the C driver"
-  elif printf '%s\n' "$log" | grep -qE 'BUG|WARNING|Oops|lockdep'; then
+  elif grep -qE 'BUG|WARNING|Oops|lockdep' <<<"$log"; then
     fail "module_refused_with_c_driver the kernel log has BUG/WARNING/Oops/lockdep lines"
   else
     pass "module_refused_with_c_driver"

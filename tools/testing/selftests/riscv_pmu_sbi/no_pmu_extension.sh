@@ -16,7 +16,7 @@ if [ "${RPMU_SBI_PMU:-1}" != 0 ]; then
 fi
 
 # Which driver provides the PMU: the log line of the C legacy driver or of the Rust driver's legacy mode.
-if dmesg | grep -q -e 'Legacy PMU implementation is available' -e 'riscv_pmu_sbi_rust: no SBI PMU extension'; then
+if klog_has -e 'Legacy PMU implementation is available' -e 'riscv_pmu_sbi_rust: no SBI PMU extension'; then
   pass "no_pmu_extension_legacy_pmu"
 else
   fail "no_pmu_extension_legacy_pmu no legacy PMU line in the kernel log: $(dmesg | grep -i pmu | tr '\n' ' ')"

@@ -15,7 +15,7 @@ ROUNDS=$([ "${RPMU_NESTED:-0}" = 1 ] && echo 200 || echo 2000)
 EVENTS=cycles,instructions,dTLB-load-misses,iTLB-load-misses
 NAME=sbi_calls_per_switch
 NEVENTS=4
-if dmesg | grep -q 'riscv_pmu_sbi_rust: SBI PMU snapshot detected'; then
+if klog_has 'riscv_pmu_sbi_rust: SBI PMU snapshot detected'; then
   # Firmware events are raw events with bit 63 set: SBI_PMU_FW_SET_TIMER (5), ILLEGAL_INSN (4), IPI_SENT (6).
   EVENTS=cycles,instructions,dTLB-load-misses,dTLB-store-misses,iTLB-load-misses,r8000000000000005,r8000000000000004,r8000000000000006
   NAME=sbi_calls_per_switch_snapshot
