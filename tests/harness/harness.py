@@ -34,6 +34,12 @@ ENTRIES = {
     # the SMP paths do not depend on the firmware's SBI version and run in sscofpmf-smp2.
     "sbi3": (["--cpu", "rv64,sscofpmf=true", "--icount", "--bios", "opensbi-1.9"],
              "OpenSBI 1.9 (SBI v3.0), Sscofpmf, 1 hart, -icount shift=0 (exact)"),
+    # Firmware without the SBI PMU extension, on TCG: OpenSBI 0.9 (SBI v0.2, before the extension existed), where
+    # both drivers fall back to the base counters. The hart lacks the extensions that need M-mode set-up this
+    # firmware predates (with Sstc the kernel's first stimecmp write traps in riscv_timer_starting_cpu).
+    "sbi02": (["--cpu", "rv64,sstc=false,svpbmt=false,svadu=false,zicboz=false,zicbom=false", "--icount",
+               "--bios", "opensbi-0.9"],
+              "OpenSBI 0.9 (SBI v0.2, no PMU extension), 1 hart, -icount shift=0 (exact)"),
     # A board: U-Boot hands the kernel the board's device tree, with a riscv,pmu event map (scripts/dtmap/), and
     # both drivers are built into the kernel, the command line choosing one (no module). DTMAP_DTB stands for
     # the device tree scripts/make-dtmap-dtb makes for the entry's -cpu and -smp.
@@ -56,19 +62,20 @@ ENTRIES = {
 # times slower: the nested entries run the project's checks only; kselftest and perf test run in the others.
 # The board entries run the guest checks too (their kernel is the test kernel's with the driver built in;
 # kselftests and perf test add nothing the other entries do not cover).
-ENTRY_SUITES = {"kvm": ["checks"], "no-pmu": ["checks"], "dtmap": ["checks"], "dtmap-malformed": ["checks"]}
+ENTRY_SUITES = {"kvm": ["checks"], "no-pmu": ["checks"], "sbi02": ["checks"], "dtmap": ["checks"],
+                "dtmap-malformed": ["checks"]}
 # Entries where only some tests run (run-suites --only). In the kvm entry `make test` runs the driver's
 # detection of the snapshot memory and the overflow path through it ({...}:S leader sampling with -c, where the
 # C driver's restart defect shows); `make test-kvm` (--full kvm) runs every check there, the SBI calls of the
 # switch path (check/sbi_calls_per_switch) and check/sampling (-c, -F and a profile) included: nested, a check
 # costs about eight times its guest time in host time, and most of check/sampling's results are expected
-# failures there (see the expectations). The no-pmu entry has its own check.
+# failures there (see the expectations). The entries without the PMU extension have their own check.
 ENTRY_ONLY = {"kvm": ["check/snapshot", "check/leader_sampling"],
-              "no-pmu": ["check/no_pmu_extension"]}
+              "no-pmu": ["check/no_pmu_extension"], "sbi02": ["check/no_pmu_extension"]}
 # About how long make test's boots of each entry take on a 2-core host, two at a time, in minutes: the order in
 # which the entries start (longest first).
 ENTRY_MINUTES = {"sscofpmf-smp2": 6.5, "kvm": 5, "no-sscofpmf": 4.5, "sscofpmf-icount": 4, "sbi3": 2.5,
-                 "dtmap": 2.5, "no-pmu": 2, "dtmap-malformed": 1}
+                 "dtmap": 2.5, "no-pmu": 2, "dtmap-malformed": 1, "sbi02": 0.5}
 # Suites that run on some entries only. PAPI (tests/papi) runs where counts are exact, so that the two drivers'
 # counts through PAPI are compared exactly.
 SUITE_ENTRIES = {"papi": ["sscofpmf-icount"]}
