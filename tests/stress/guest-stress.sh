@@ -51,7 +51,8 @@ want() { [[ ",$ONLY," == *",$1,"* ]]; }
 log_mark=$(dmesg | wc -l)
 after() {
   local loop=$1 bad n used
-  # Counters: with no event left, every CPU shows no event, no counter held and none running.
+  # Counters: with no event left, every CPU shows no event, no counter held and none running for an event
+  # (column 5; a parked counter left running, column 7, is free like any parked counter).
   if [ "$RPMU_DRIVER" = rust ]; then
     if [ ! -r "$COUNTERS" ]; then
       echo "not ok ${loop}_counters_free $COUNTERS is missing"

@@ -645,15 +645,18 @@ impl CpuState {
     }
 
     /// The use of this CPU's counters: the events holding one, the hardware and firmware
-    /// counters they hold, the counters started in firmware and those parked for a returning event.
-    pub(crate) fn counter_use(&self) -> [u64; 5] {
+    /// counters they hold, the counters started in firmware for an event, those parked for a
+    /// returning event, and those of the parked ones left running (free like any parked counter).
+    pub(crate) fn counter_use(&self) -> [u64; 6] {
         let core = &self.core;
+        let coasting = core.coasting_ctrs();
         [
             u64::from(core.n_events()),
             core.used_hw_ctrs(),
             core.used_fw_ctrs(),
-            core.running_ctrs(),
+            core.running_ctrs() & !coasting,
             core.parked_ctrs(),
+            coasting,
         ]
     }
 }
@@ -1203,22 +1206,25 @@ impl Show for SbiCallStats {
 impl SbiCallStats {
     /// The `counters` file.
     fn show_counters(&self, out: &mut SeqFile<'_>) -> Result {
-        out.puts(c_str!("cpu events used_hw used_fw running parked\n"));
+        out.puts(c_str!(
+            "cpu events used_hw used_fw running parked coasting\n"
+        ));
         let mut result = Ok(());
         percpu::for_each_possible_cpu(|cpu| {
             // The counters' state is read on its CPU, which owns it.
-            if let Some([events, hw, fw, running, parked]) =
+            if let Some([events, hw, fw, running, parked, coasting]) =
                 self.cpus.with_cpu(cpu, |state| state.counter_use())
             {
                 result = result.and_then(|()| {
                     let line = CString::try_from_fmt(fmt!(
-                        "{} {} {:#x} {:#x} {:#x} {:#x}\n",
+                        "{} {} {:#x} {:#x} {:#x} {:#x} {:#x}\n",
                         cpu,
                         events,
                         hw,
                         fw,
                         running,
-                        parked
+                        parked,
+                        coasting
                     ))?;
                     out.puts(&line);
                     Ok(())

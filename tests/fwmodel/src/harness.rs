@@ -66,6 +66,10 @@ pub trait CpuDriver: Clone + core::fmt::Debug {
     fn overflow_end<F: Firmware>(&mut self, fw: &mut F);
     /// The counters events hold.
     fn used_ctrs(&self) -> u64;
+    /// The counters no event holds that the driver left running.
+    fn coasting_ctrs(&self) -> u64 {
+        0
+    }
 }
 
 impl CpuDriver for CpuHwEvents {
@@ -128,6 +132,10 @@ impl CpuDriver for CpuHwEvents {
 
     fn used_ctrs(&self) -> u64 {
         self.used_hw_ctrs() | self.used_fw_ctrs()
+    }
+
+    fn coasting_ctrs(&self) -> u64 {
+        CpuHwEvents::coasting_ctrs(self)
     }
 }
 
@@ -560,9 +568,15 @@ impl<D: CpuDriver> System<D> {
                     .filter(|e| self.events[**e].active)
                     .map(|e| 1u64 << self.events[*e].hw.idx)
                     .sum();
+                let coasting = c.pmu.coasting_ctrs();
+                assert_eq!(
+                    coasting & c.pmu.used_ctrs(),
+                    0,
+                    "cpu {cpu}: a coasting counter is held"
+                );
                 assert_eq!(
                     c.model.started_mask(),
-                    active,
+                    active | coasting,
                     "cpu {cpu}: counters running without an active event"
                 );
             }

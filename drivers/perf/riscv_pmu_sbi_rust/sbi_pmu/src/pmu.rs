@@ -334,6 +334,8 @@ impl CpuHwEvents {
         if start {
             self.start(fw, hw, true);
         } else {
+            // A counter that coasted stops: an added event counts only once started.
+            self.want &= !bit(idx);
             self.maybe_flush(fw);
         }
         Ok(())
@@ -345,8 +347,24 @@ impl CpuHwEvents {
     /// The C driver resets the counter's mapping at once (stop with RESET). This driver parks it
     /// instead, so the same event can come back to it without reconfiguration; the mapping is reset
     /// as soon as another event needs the counter, and at the latest when the CPU stops.
+    ///
+    /// A counting event on a hardware counter leaves its counter running ("coasting"): what it
+    /// counts while no event holds it is never added to anything, since a returning event takes the
+    /// counter's value as its new start (see [`CpuHwEvents::start`]), and user space cannot read it
+    /// (the glue clears its `scounteren` bit before this). A context switch of a task with only
+    /// such events then makes no SBI call at all. A coasting counter stops as soon as another event
+    /// needs it (stopped with RESET like any parked counter), at an overflow interrupt, and when the
+    /// CPU stops.
     pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
-        let delta = self.stop(fw, hw, true);
+        let delta = if self.may_coast(hw) {
+            // As `stop`, without the stop: the event is brought up to date from the running counter.
+            hw.set_state(hw.state() | HesState::STOPPED);
+            let delta = self.event_update(fw, hw);
+            hw.set_state(hw.state() | HesState::UPTODATE);
+            delta
+        } else {
+            self.stop(fw, hw, true)
+        };
         if let Some(idx) = self.used_counter(hw) {
             let b = bit(idx);
             self.used_hw_ctrs &= !b;
@@ -484,6 +502,9 @@ impl CpuHwEvents {
             return 0;
         }
         self.stats.overflows = self.stats.overflows.wrapping_add(1);
+        // Coasting counters stop with the others and stay stopped (a counter that wrapped while
+        // coasting would otherwise interrupt again); a returning event starts its counter anew.
+        self.want &= !self.parked;
         // With snapshot memory the stop saves the counters' values and the overflow bitmap, relative
         // to counter_idx_base 0, so in logical counters; scountovf is indexed by hardware counter.
         let overflow = if self.snapshot && self.stop_taking_snapshot(fw, hw_running) {
@@ -544,6 +565,34 @@ impl CpuHwEvents {
         self.ovf_pending = 0;
         self.pmu_enable(fw);
         self.in_overflow = false;
+    }
+
+    /// Whether the event's counter may keep running when the event leaves it ([`CpuHwEvents::del`]):
+    /// a counting (not sampling) event on a hardware counter that runs in firmware with the value
+    /// the event was last brought up to date from (no reload pending). Legacy-mode events are
+    /// excluded: their fixed counter is reconfigured at every add. So is every event with snapshot
+    /// memory: a hypervisor (KVM) offers it, and there a counter CSR read traps to the hypervisor, so
+    /// one stop that saves every counter and one start cost less than reading each counter twice.
+    #[inline]
+    fn may_coast(&self, hw: &impl HwEvent) -> bool {
+        if self.snapshot {
+            return false;
+        }
+        let Some(idx) = self.used_counter(hw) else {
+            return false;
+        };
+        let b = bit(idx);
+        !hw.is_sampling()
+            && !hw.flags().contains(EventFlags::LEGACY)
+            && !hw.state().contains(HesState::STOPPED)
+            && self.info.hw_mask & b != 0
+            && self.running & self.want & b != 0
+            && self.reload & b == 0
+    }
+
+    /// The counters no event holds that were left running ([`CpuHwEvents::del`]).
+    pub fn coasting_ctrs(&self) -> u64 {
+        self.parked & self.running
     }
 
     /// The counter the event holds, if it is one this CPU handed out.
@@ -648,7 +697,12 @@ impl CpuHwEvents {
                     cflags: cfg.cflags | CfgFlags::SKIP_MATCH,
                     ..cfg
                 };
-                // SKIP_MATCH reconfigures the counter, so any parked mapping on it is gone.
+                // SKIP_MATCH reconfigures the counter, so any parked mapping on it is gone; firmware
+                // configures only a stopped counter.
+                let coasting = fixed & self.coasting_ctrs();
+                if coasting != 0 {
+                    self.reset_now(fw, coasting);
+                }
                 self.forget(fixed & self.parked);
                 let idx = self.sbi_cfg_match(fw, fixed, cfg).map_err(AddError::Sbi)?;
                 return self.claim(idx, fixed, cfg);
