@@ -1140,7 +1140,8 @@ impl CpuStarting for PmuSbiStartingCpu {
 /// `counters`: one line per online CPU with the number of events holding a counter, and as
 /// hexadecimal masks the hardware and firmware counters they hold, the counters started in
 /// firmware, and the counters parked (kept configured for a returning event, held by none). With
-/// no event open every CPU shows `0 0x0 0x0 0x0`, then its parked mask.
+/// no event open every CPU shows `0 0x0 0x0 0x0`, then its parked mask and the parked counters left
+/// running (coasting).
 pub(crate) struct SbiCallStats {
     pmu: Arc<RiscvPmu>,
     cpus: Arc<CpuStates<CpuState>>,

@@ -356,28 +356,22 @@ impl CpuHwEvents {
     /// needs it (stopped with RESET like any parked counter), at an overflow interrupt, and when the
     /// CPU stops.
     pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
-        let delta = if self.may_coast(hw) {
-            // As `stop`, without the stop: the event is brought up to date from the running counter.
-            hw.set_state(hw.state() | HesState::STOPPED);
-            let delta = self.event_update(fw, hw);
-            hw.set_state(hw.state() | HesState::UPTODATE);
-            delta
-        } else {
-            self.stop(fw, hw, true)
+        let Some(idx) = self.used_counter(hw) else {
+            hw.set_idx(IDX_NONE);
+            return 0;
         };
-        if let Some(idx) = self.used_counter(hw) {
-            let b = bit(idx);
-            self.used_hw_ctrs &= !b;
-            self.used_fw_ctrs &= !b;
-            self.n_events = self.n_events.saturating_sub(1);
-            self.parked |= b;
-            // idx is below 64.
-            hw.set_last_tag(idx as u64 + 1);
-            if let Some(owner) = self.parked_owner.get_mut(idx) {
-                *owner = hw.owner();
-            }
-            self.maybe_flush(fw);
+        let delta = self.stop_counter(fw, hw, idx, self.may_coast(hw, idx));
+        let b = bit(idx);
+        self.used_hw_ctrs &= !b;
+        self.used_fw_ctrs &= !b;
+        self.n_events = self.n_events.saturating_sub(1);
+        self.parked |= b;
+        // idx is below 64.
+        hw.set_last_tag(idx as u64 + 1);
+        if let Some(owner) = self.parked_owner.get_mut(idx) {
+            *owner = hw.owner();
         }
+        self.maybe_flush(fw);
         hw.set_idx(IDX_NONE);
         delta
     }
@@ -445,6 +439,18 @@ impl CpuHwEvents {
         let Some(idx) = self.used_counter(hw) else {
             return 0;
         };
+        self.stop_counter(fw, hw, idx, false)
+    }
+
+    /// Stops the event on its counter `idx` and updates it; with `keep_running` (a coasting
+    /// counter, see [`CpuHwEvents::may_coast`]) perf's view of the event stops but the counter runs on.
+    fn stop_counter<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut impl HwEvent,
+        idx: usize,
+        keep_running: bool,
+    ) -> u64 {
         if hw.state().contains(HesState::STOPPED) {
             return 0;
         }
@@ -462,7 +468,9 @@ impl CpuHwEvents {
             // wants in one call.
             self.freeze(fw);
         }
-        self.want &= !b;
+        if !keep_running {
+            self.want &= !b;
+        }
         self.reload &= !b;
         hw.set_state(hw.state() | HesState::STOPPED);
         // Outside a disable window the counter stops before it is read, as in the C driver. Inside
@@ -567,24 +575,19 @@ impl CpuHwEvents {
         self.in_overflow = false;
     }
 
-    /// Whether the event's counter may keep running when the event leaves it ([`CpuHwEvents::del`]):
-    /// a counting (not sampling) event on a hardware counter that runs in firmware with the value
-    /// the event was last brought up to date from (no reload pending). Legacy-mode events are
-    /// excluded: their fixed counter is reconfigured at every add. So is every event with snapshot
-    /// memory: a hypervisor (KVM) offers it, and there a counter CSR read traps to the hypervisor, so
-    /// one stop that saves every counter and one start cost less than reading each counter twice.
+    /// Whether the counter `idx` of an event may keep running when the event leaves it
+    /// ([`CpuHwEvents::del`]): a counting (not sampling) event on a hardware counter that runs in
+    /// firmware with the value the event was last brought up to date from (no reload pending).
+    /// Legacy-mode events are excluded: their fixed counter is reconfigured at every add. So is every
+    /// event with snapshot memory: a hypervisor (KVM) offers it, and there a counter CSR read traps
+    /// to the hypervisor, so one stop that saves every counter and one start cost less than reading
+    /// each counter twice.
     #[inline]
-    fn may_coast(&self, hw: &impl HwEvent) -> bool {
-        if self.snapshot {
-            return false;
-        }
-        let Some(idx) = self.used_counter(hw) else {
-            return false;
-        };
+    fn may_coast(&self, hw: &impl HwEvent, idx: usize) -> bool {
         let b = bit(idx);
-        !hw.is_sampling()
+        !self.snapshot
+            && !hw.is_sampling()
             && !hw.flags().contains(EventFlags::LEGACY)
-            && !hw.state().contains(HesState::STOPPED)
             && self.info.hw_mask & b != 0
             && self.running & self.want & b != 0
             && self.reload & b == 0
