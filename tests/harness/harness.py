@@ -74,8 +74,8 @@ ENTRY_ONLY = {"kvm": ["check/snapshot", "check/leader_sampling"],
               "no-pmu": ["check/no_pmu_extension"], "sbi02": ["check/no_pmu_extension"]}
 # About how long make test's boots of each entry take on a 2-core host, two at a time, in minutes: the order in
 # which the entries start (longest first).
-ENTRY_MINUTES = {"sscofpmf-smp2": 6.5, "kvm": 5, "no-sscofpmf": 4.5, "sscofpmf-icount": 4, "sbi3": 2.5,
-                 "dtmap": 2.5, "no-pmu": 2, "dtmap-malformed": 1, "sbi02": 0.5}
+ENTRY_MINUTES = {"no-sscofpmf": 5, "kvm": 5, "sscofpmf-smp2": 4.5, "sscofpmf-icount": 4, "sbi3": 3,
+                 "dtmap": 3, "no-pmu": 2, "dtmap-malformed": 1, "sbi02": 0.5}
 # Suites that run on some entries only. PAPI (tests/papi) runs where counts are exact, so that the two drivers'
 # counts through PAPI are compared exactly.
 SUITE_ENTRIES = {"papi": ["sscofpmf-icount"]}
