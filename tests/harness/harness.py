@@ -65,12 +65,13 @@ ENTRIES = {
 ENTRY_SUITES = {"kvm": ["checks"], "no-pmu": ["checks"], "sbi02": ["checks"], "dtmap": ["checks"],
                 "dtmap-malformed": ["checks"]}
 # Entries where only some tests run (run-suites --only). In the kvm entry `make test` runs the driver's
-# detection of the snapshot memory and the overflow path through it ({...}:S leader sampling with -c, where the
-# C driver's restart defect shows); `make test-kvm` (--full kvm) runs every check there, the SBI calls of the
-# switch path (check/sbi_calls_per_switch) and check/sampling (-c, -F and a profile) included: nested, a check
-# costs about eight times its guest time in host time, and most of check/sampling's results are expected
-# failures there (see the expectations). The entries without the PMU extension have their own check.
-ENTRY_ONLY = {"kvm": ["check/snapshot", "check/leader_sampling"],
+# detection of the snapshot memory, the overflow path through it ({...}:S leader sampling with -c, where the
+# C driver's restart defect shows) and the SBI calls of the switch path with it (one stop and one start per
+# switch, check/sbi_calls_per_switch); `make test-kvm` (--full kvm) runs every check there, check/sampling (-c,
+# -F and a profile) included: nested, a check costs about eight times its guest time in host time, and most of
+# check/sampling's results are expected failures there (see the expectations). The entries without the PMU
+# extension have their own check.
+ENTRY_ONLY = {"kvm": ["check/snapshot", "check/leader_sampling", "check/sbi_calls_per_switch"],
               "no-pmu": ["check/no_pmu_extension"], "sbi02": ["check/no_pmu_extension"]}
 # About how long make test's boots of each entry take on a 2-core host, two at a time, in minutes: the order in
 # which the entries start (longest first).
