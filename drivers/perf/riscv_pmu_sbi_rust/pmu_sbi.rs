@@ -742,8 +742,8 @@ fn start_event(info: &PmuInfo, cpu: &mut CpuState, event: &PerfEvent, reload: bo
 fn stop_event(info: &PmuInfo, cpu: &mut CpuState, event: &PerfEvent, update: bool) {
     let mut hw = event.hw();
     // The counter may stay mapped to this event while another task runs: user space loses the
-    // right to read it first.
-    if let Some(bit) = info.user_read_bit(&hw) {
+    // right to read it first (mmap'd or not: the mapping may have gone while the event ran).
+    if let Some(bit) = info.user_access_bit(&hw) {
         arch::scounteren_clear(bit);
     }
     add_count(event, cpu.core.stop(&mut cpu.fw, &mut hw, update));
@@ -855,7 +855,7 @@ impl perf::Driver for RiscvPmu {
     fn del(&self, cpu: &mut CpuState, event: &PerfEvent, _flags: EventFlags) {
         let mut hw = event.hw();
         // Deleting stops the event, as `stop` would: the counter is no longer user-readable.
-        if let Some(bit) = self.info.user_read_bit(&hw) {
+        if let Some(bit) = self.info.user_access_bit(&hw) {
             arch::scounteren_clear(bit);
         }
         add_count(event, cpu.core.del(&mut cpu.fw, &mut hw));
@@ -892,35 +892,44 @@ impl perf::Driver for RiscvPmu {
         self.info.event_idx(&event.hw())
     }
 
-    /// `pmu_sbi_event_mapped()`: user space may read the event's counter from now on, on the CPUs
-    /// that run the address space, where the event runs now (its bit is set there before the mmap
-    /// page says so) or will (`start` sets the bit).
-    fn event_mapped(&self, event: &PerfEvent, mm: &Mm) {
+    /// `pmu_sbi_event_mapped()`: user space may read the event's counter from now on, on the CPU
+    /// the event runs on: there now (its bit is set before the mmap page says so), and wherever it
+    /// starts next (`start` sets the bit). The C driver sets the bit on every CPU of the address
+    /// space's `mm_cpumask()`, which under the ASID allocator holds every CPU it ever ran on:
+    /// another task there could read whatever that counter counted.
+    fn event_mapped(&self, event: &PerfEvent, _mm: &Mm) {
         let mut hw = event.hw();
         let flags = HwEvent::flags(&hw);
         if !user_read_allowed(flags, event.attr_type(), event.config()) {
             return;
         }
         HwEvent::set_flags(&mut hw, flags | HwFlags::USER_READ_CNT);
-        if let Some(bit) = self.info.user_read_bit(&hw) {
-            mm.on_each_cpu(&|| arch::scounteren_set(bit));
-        }
+        let info = self.info;
+        event.on_active_cpu(&|event: &PerfEvent| {
+            if let Some(bit) = info.user_read_bit(&event.hw()) {
+                arch::scounteren_set(bit);
+            }
+        });
         event.update_userpage();
     }
 
     /// `pmu_sbi_event_unmapped()`: user space can no longer see the mmap page, so the right to read
-    /// the counter goes.
-    fn event_unmapped(&self, event: &PerfEvent, mm: &Mm) {
+    /// the counter goes: a later start sets no bit, the CPU the event runs on loses it now, and
+    /// one it leaves meanwhile loses it as the event leaves (`stop` and `del` clear the bit of
+    /// every event user space may read, mmap'd or not).
+    fn event_unmapped(&self, event: &PerfEvent, _mm: &Mm) {
         let mut hw = event.hw();
         let flags = HwEvent::flags(&hw);
         if !user_read_allowed(flags, event.attr_type(), event.config()) {
             return;
         }
-        let bit = self.info.user_read_bit(&hw);
         HwEvent::set_flags(&mut hw, flags - HwFlags::USER_READ_CNT);
-        if let Some(bit) = bit {
-            mm.on_each_cpu(&|| arch::scounteren_clear(bit));
-        }
+        let info = self.info;
+        event.on_active_cpu(&|event: &PerfEvent| {
+            if let Some(bit) = info.user_access_bit(&event.hw()) {
+                arch::scounteren_clear(bit);
+            }
+        });
         event.update_userpage();
     }
 }

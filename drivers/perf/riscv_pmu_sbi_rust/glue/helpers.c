@@ -173,11 +173,6 @@ void rpmu_on_each_cpu(void (*func)(void *info), void *info)
 	on_each_cpu(func, info, 1);
 }
 
-void rpmu_on_each_cpu_of_mm(struct mm_struct *mm, void (*func)(void *info), void *info)
-{
-	on_each_cpu_mask(mm_cpumask(mm), func, info, 1);
-}
-
 void rpmu_init_work(struct work_struct *work, void (*func)(struct work_struct *work))
 {
 	INIT_WORK(work, func);

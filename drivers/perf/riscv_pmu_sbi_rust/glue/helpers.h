@@ -77,13 +77,8 @@ void rpmu_seq_puts(struct seq_file *m, const char *s);
 /* Runs func(info) on cpu with interrupts disabled and waits for it; returns 0 or -ENXIO if cpu is offline. */
 int rpmu_call_on_cpu(unsigned int cpu, void (*func)(void *info), void *info);
 
-/*
- * Runs func(info) on every online CPU, or on the CPUs an address space has run on (mm_cpumask() is inline), with
- * interrupts disabled, and waits for all of them. Process context only.
- */
-struct mm_struct;
+/* Runs func(info) on every online CPU with interrupts disabled and waits for all of them. Process context only. */
 void rpmu_on_each_cpu(void (*func)(void *info), void *info);
-void rpmu_on_each_cpu_of_mm(struct mm_struct *mm, void (*func)(void *info), void *info);
 
 /* A work item on the system workqueue: INIT_WORK() is a macro and schedule_work() is inline. */
 struct work_struct;

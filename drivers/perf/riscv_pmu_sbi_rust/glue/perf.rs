@@ -193,6 +193,57 @@ impl PerfEvent {
         HwPerfEvent { event: self }
     }
 
+    /// The CPU the event is active on (`oncpu`), if any.
+    fn oncpu(&self) -> Option<u32> {
+        // SAFETY: By the type invariant the event is valid; perf core writes `oncpu` with
+        // `WRITE_ONCE()` and it is an aligned `int`, so a volatile read is `READ_ONCE()`.
+        let cpu = unsafe { addr_of!((*self.as_raw()).oncpu).read_volatile() };
+        u32::try_from(cpu).ok()
+    }
+
+    /// Runs `f` on the CPU the event is active on, with interrupts disabled there, while it is
+    /// active there, and waits for it; nothing when the event is on no CPU. Process context only
+    /// (the mmap callbacks).
+    pub(crate) fn on_active_cpu<F: Fn(&PerfEvent) + Sync>(&self, f: &F) {
+        /// A call of `f` on its way to the event's CPU.
+        struct Call<'a, F> {
+            event: *mut bindings::perf_event,
+            cpu: u32,
+            f: &'a F,
+        }
+
+        /// # Safety
+        ///
+        /// `info` must point to a `Call<'_, F>` whose event is valid until the call returns.
+        unsafe extern "C" fn trampoline<F: Fn(&PerfEvent) + Sync>(info: *mut c_void) {
+            // SAFETY: Guaranteed by the caller; the call is only read.
+            let call = unsafe { &*info.cast_const().cast::<Call<'_, F>>() };
+            // SAFETY: Guaranteed by the caller; the reference does not leave this function.
+            let event = unsafe { PerfEvent::from_raw(call.event) };
+            // perf core puts an event on a CPU and takes it off on that CPU with interrupts
+            // disabled, as they are here: it stays active here until this returns.
+            if event.oncpu() == Some(call.cpu) {
+                (call.f)(event);
+            }
+        }
+
+        let Some(cpu) = self.oncpu() else {
+            return;
+        };
+        let call = Call {
+            event: self.as_raw(),
+            cpu,
+            f,
+        };
+        let info: *const Call<'_, F> = &call;
+        // SAFETY: `info` points to `call`, which outlives the call since it waits (`wait` = 1);
+        // the event is valid for the whole mmap callback this runs in (type invariant), and
+        // `F: Sync` lets the other CPU use `f`. An offline CPU (an error) runs no event.
+        let _ = unsafe {
+            bindings::rpmu_call_on_cpu(cpu, Some(trampoline::<F>), info.cast_mut().cast::<c_void>())
+        };
+    }
+
     /// Adds `delta` to the event's count (`local64_add()`).
     pub(crate) fn add_count(&self, delta: u64) {
         // `count` is a `local64_t`: an aligned `s64` the kernel only accesses with single-copy-atomic
@@ -361,21 +412,6 @@ impl Mm {
         // SAFETY: Guaranteed by the caller.
         // INVARIANT: The caller guarantees that the reference does not outlive the callback.
         unsafe { &*ptr.cast::<Self>() }
-    }
-
-    /// Runs `f` on every CPU the address space has run on (`mm_cpumask()`), with interrupts
-    /// disabled, and waits for all of them.
-    pub(crate) fn on_each_cpu<F: Fn() + Sync>(&self, f: &F) {
-        let info: *const F = f;
-        // SAFETY: By the type invariant the address space is valid. `info` points to `f`, which
-        // outlives the call since it waits for every CPU; `F: Sync` lets the CPUs share it.
-        unsafe {
-            bindings::rpmu_on_each_cpu_of_mm(
-                self.0.get(),
-                Some(percpu::call_fn::<F>),
-                info.cast_mut().cast::<c_void>(),
-            )
-        };
     }
 }
 

@@ -8,6 +8,8 @@
  *        perm probe CPU       which counter CSRs this task may read on CPU, holding no event
  *        perm share CPU EVENT one task holds an mmap'd EVENT (instructions or dtlb) on CPU; another task on the same
  *                             CPU probes the counters while the first one sleeps
+ *        perm elsewhere CPU OTHER EVENT  a task that has run on OTHER holds an mmap'd EVENT on CPU, where it runs;
+ *                             another task on OTHER probes the counters meanwhile
  *
  * Prints "key value" lines. A counter list is the CSR numbers minus 0xc00 (0 cycle, 2 instret, 3..31
  * hpmcounter3..31) that read without a trap, comma-separated, or "none". Counter 1 (time) is never probed: it is
@@ -26,6 +28,10 @@
  *          other_readable the counter list of the second task while the owner sleeps
  *          other_owner_counter ok, sigill or none: the second task reads the owner's counter
  *          own_after    ok, sigill or none: the owner reads its counter again once it runs again
+ *   elsewhere: open, index as for share
+ *          elsewhere_readable the counter list of a task on OTHER while the owner's event runs on CPU (its
+ *                       address space has run on OTHER, so OTHER is in its mm_cpumask())
+ *          elsewhere_owner_counter ok, sigill or none: that task reads the owner's counter index
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,6 +45,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -264,6 +271,100 @@ static int cmd_share(int cpu, const char *event)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
+static int cmd_elsewhere(int cpu, int other, const char *event)
+{
+	struct perf_event_mmap_page *pc;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t type = PERF_TYPE_HARDWARE, config = PERF_COUNT_HW_INSTRUCTIONS;
+	int go[2], back[2];
+	unsigned int idx = 0;
+	char buf[160], c;
+	pid_t child;
+	int fd, status;
+
+	if (!strcmp(event, "dtlb")) {
+		type = PERF_TYPE_HW_CACHE;
+		config = PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+			 (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
+	} else if (strcmp(event, "instructions")) {
+		fprintf(stderr, "perm elsewhere: EVENT is instructions or dtlb\n");
+		return 2;
+	}
+	/* The owner's address space runs on OTHER first, then the owner moves to CPU for good. */
+	if (pin(other) || pipe(go) || pipe(back)) {
+		perror("perm elsewhere");
+		return 1;
+	}
+	spin();
+	fflush(stdout);
+	child = fork();
+	if (child < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (child == 0) {
+		/* Another task, on OTHER, probes while the owner's event runs on CPU. */
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		readable(buf, sizeof(buf));
+		printf("elsewhere_readable %s\n", buf);
+		printf("elsewhere_owner_counter %s\n", c ? try_read((unsigned char)c - 1) : "none");
+		fflush(stdout);
+		if (write(back[1], "x", 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	if (pin(cpu)) {
+		perror("perm elsewhere");
+		return 1;
+	}
+	fd = open_event(type, config, 1, 0, -1);
+	if (fd < 0 && errno == EINVAL)
+		fd = open_event(type, config, 0, 0, -1);
+	printf("open %s\n", fd >= 0 ? "ok" : err_name(errno));
+	pc = fd >= 0 ? mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+	if (pc != MAP_FAILED) {
+		for (int tries = 0; tries < 3 && !idx; tries++) {
+			uint32_t seq;
+
+			do {
+				seq = pc->lock;
+				__sync_synchronize();
+				idx = pc->cap_user_rdpmc ? pc->index : 0;
+				__sync_synchronize();
+			} while (pc->lock != seq);
+			if (!idx)
+				spin();
+		}
+	}
+	if (idx > 32)
+		idx = 0;
+	printf("index %u\n", idx);
+	fflush(stdout);
+	/* The owner keeps running on CPU (spinning, its event on) while the other task probes on OTHER. */
+	c = (char)idx;
+	if (write(go[1], &c, 1) != 1) {
+		perror("perm elsewhere: pipe");
+		return 1;
+	}
+	for (;;) {
+		struct timespec ts = { 0, 0 };
+		fd_set fds;
+
+		FD_ZERO(&fds);
+		FD_SET(back[0], &fds);
+		if (pselect(back[0] + 1, &fds, NULL, NULL, &ts, NULL) > 0)
+			break;
+		spin();
+	}
+	waitpid(child, &status, 0);
+	if (pc != MAP_FAILED)
+		munmap(pc, page);
+	if (fd >= 0)
+		close(fd);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -274,6 +375,9 @@ int main(int argc, char **argv)
 		return cmd_probe(atoi(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "share"))
 		return cmd_share(atoi(argv[2]), argv[3]);
-	fprintf(stderr, "usage: perm open | perm probe CPU | perm share CPU instructions|dtlb\n");
+	if (argc == 5 && !strcmp(argv[1], "elsewhere"))
+		return cmd_elsewhere(atoi(argv[2]), atoi(argv[3]), argv[4]);
+	fprintf(stderr, "usage: perm open | perm probe CPU | perm share CPU instructions|dtlb | "
+		"perm elsewhere CPU OTHER instructions|dtlb\n");
 	return 2;
 }

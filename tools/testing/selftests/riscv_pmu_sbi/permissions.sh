@@ -7,8 +7,9 @@
 #   perf_user_access=0      no counter CSR (cycle, instret, hpmcounter3..31) reads from user mode, with or without
 #                           an mmap'd event;
 #   perf_user_access=1      a task reads the counter of an event it has mmap'd, and only that one, while the
-#                           event runs; another task on the same CPU, while the owner sleeps, traps on it; a fresh
-#                           task reads no counter;
+#                           event runs; another task on the same CPU, while the owner sleeps, traps on it, and so
+#                           does a task on another CPU the owner's address space ran on; a fresh task reads no
+#                           counter;
 #   perf_user_access=2      cycle and instret read from every task; no other counter does.
 # Time (CSR 0xc01) is never probed: it is not a PMU counter and stays readable for the vDSO.
 # Every observation is also a value that the harness compares between drivers.
@@ -134,6 +135,28 @@ for mode in 0 1 2; do
     esac
   done
   fresh "perm_access${mode}_fresh_after" "$base"
+  # Mode 1 with two CPUs: the owner's address space ran on CPU 1 before its event runs on CPU 0, so CPU 1 is
+  # in its mm_cpumask() (the ASID allocator keeps every CPU an address space ran on); a task on CPU 1 must not
+  # read that counter index, which there belongs to whatever else runs.
+  if [ "$mode" = 1 ] && [ "$(nproc)" -ge 2 ]; then
+    for ev in instructions dtlb; do
+      name=perm_access1_elsewhere_$ev
+      out=$(as_user "$P" elsewhere 0 1 "$ev" 2>&1)
+      rc=$?
+      echo "# access 1, $ev on CPU 0 after running on CPU 1: ${out//$'\n'/ }"
+      expect "$name" open ok
+      [ "$rc" = 0 ] || fail "${name}_run perm elsewhere exited with $rc"
+      idx=$(get index)
+      value "${name}_index $([ "${idx:-0}" -gt 0 ] 2>/dev/null && echo nonzero || echo "${idx:-none}")"
+      for k in elsewhere_readable elsewhere_owner_counter; do value "${name}_$k $(get $k)"; done
+      expect "$name" elsewhere_readable none
+      if [ "${idx:-0}" -gt 0 ] 2>/dev/null; then
+        expect "$name" elsewhere_owner_counter sigill
+      else
+        fail "${name}_index expected a counter index for an mmap'd event: ${out//$'\n'/ }"
+      fi
+    done
+  fi
 done
 
 echo "$old_access" >"$ACCESS"

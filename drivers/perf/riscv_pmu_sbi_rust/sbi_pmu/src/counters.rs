@@ -700,6 +700,18 @@ impl PmuInfo {
             .and_then(|idx| self.csr_index(idx))
             .map(|csr| 1 << csr)
     }
+
+    /// The `scounteren` bit to clear when the event leaves its counter: that of any event that may
+    /// be read from user space (`USER_ACCESS`), mmap'd or not, since the mapping can go away while
+    /// the event runs (its bit stays set until the event leaves the counter).
+    pub fn user_access_bit(&self, hw: &impl HwEvent) -> Option<usize> {
+        if !hw.flags().contains(EventFlags::USER_ACCESS) {
+            return None;
+        }
+        hw.counter()
+            .and_then(|idx| self.csr_index(idx))
+            .map(|csr| 1 << csr)
+    }
 }
 
 /// Whether every event of a group can have a counter at once: a matching of events to distinct
@@ -987,20 +999,24 @@ mod tests {
             flags: EventFlags::USER_ACCESS,
             ..HwPerfEvent::default()
         };
-        // Not mmap'd: no index, no scounteren bit.
-        assert_eq!(info.event_idx(&hw), 0);
-        assert_eq!(info.user_read_bit(&hw), None);
-        hw.flags |= EventFlags::USER_READ_CNT;
         let csr = info.counter_info(3).unwrap().csr;
         let expect = u32::from(csr - CSR_CYCLE);
+        // Not mmap'd: no index, no scounteren bit to set, but the bit is cleared when the event
+        // leaves the counter (an unmap may have happened while it ran).
+        assert_eq!(info.event_idx(&hw), 0);
+        assert_eq!(info.user_read_bit(&hw), None);
+        assert_eq!(info.user_access_bit(&hw), Some(1 << expect));
+        hw.flags |= EventFlags::USER_READ_CNT;
         assert_eq!(info.event_idx(&hw), expect + 1);
         assert_eq!(info.user_read_bit(&hw), Some(1 << expect));
+        assert_eq!(info.user_access_bit(&hw), Some(1 << expect));
         assert_eq!(info.ctr_width(3), Some(info.counter_info(3).unwrap().width));
         // Legacy events are readable through the always-open `cycle` and `instret`: an index but
         // no bit to set.
         hw.flags = EventFlags::LEGACY | EventFlags::USER_READ_CNT;
         assert_eq!(info.event_idx(&hw), expect + 1);
         assert_eq!(info.user_read_bit(&hw), None);
+        assert_eq!(info.user_access_bit(&hw), None);
         // No counter: nothing to read.
         hw.idx = IDX_NONE;
         assert_eq!(info.event_idx(&hw), 0);
