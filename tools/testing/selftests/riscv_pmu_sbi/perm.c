@@ -184,67 +184,42 @@ static int cmd_probe(int cpu)
 	return 0;
 }
 
-static int cmd_share(int cpu, const char *event)
+/*
+ * Opens EVENT (instructions or dtlb) for this task, ":u" where the PMU filters modes, maps its page and returns
+ * the counter index the page offers while the event runs (0: none, -1: unknown EVENT); prints "open" and
+ * "index". The caller unmaps *pc (MAP_FAILED when there is none) and closes *fd (negative when there is none).
+ */
+static int open_mapped(const char *event, int *fd, struct perf_event_mmap_page **pc)
 {
-	struct perf_event_mmap_page *pc;
+	uint64_t type = PERF_TYPE_HARDWARE, config = PERF_COUNT_HW_INSTRUCTIONS;
 	long page = sysconf(_SC_PAGESIZE);
-	uint64_t config;
-	uint64_t type = PERF_TYPE_HARDWARE;
-	int go[2], back[2];
 	unsigned int idx = 0;
-	char buf[160], c;
-	pid_t child;
-	int fd, status;
 
-	if (!strcmp(event, "instructions")) {
-		config = PERF_COUNT_HW_INSTRUCTIONS;
-	} else if (!strcmp(event, "dtlb")) {
+	if (!strcmp(event, "dtlb")) {
 		type = PERF_TYPE_HW_CACHE;
 		config = PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
 			 (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
-	} else {
-		fprintf(stderr, "perm share: EVENT is instructions or dtlb\n");
-		return 2;
+	} else if (strcmp(event, "instructions")) {
+		fprintf(stderr, "perm: EVENT is instructions or dtlb\n");
+		return -1;
 	}
-	if (pin(cpu) || pipe(go) || pipe(back)) {
-		perror("perm share");
-		return 1;
-	}
-	fflush(stdout);
-	child = fork();
-	if (child < 0) {
-		perror("fork");
-		return 1;
-	}
-	if (child == 0) {
-		/* The second task: on the same CPU, it probes while the owner waits for its answer. */
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		readable(buf, sizeof(buf));
-		printf("other_readable %s\n", buf);
-		printf("other_owner_counter %s\n", c ? try_read((unsigned char)c - 1) : "none");
-		fflush(stdout);
-		if (write(back[1], "x", 1) != 1)
-			_exit(1);
-		_exit(0);
-	}
-	fd = open_event(type, config, 1, 0, -1);
+	*fd = open_event(type, config, 1, 0, -1);
 	/* Without Sscofpmf the PMU cannot filter modes, and perf core refuses exclude_kernel with EINVAL. */
-	if (fd < 0 && errno == EINVAL)
-		fd = open_event(type, config, 0, 0, -1);
-	printf("open %s\n", fd >= 0 ? "ok" : err_name(errno));
-	pc = fd >= 0 ? mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
-	if (pc != MAP_FAILED) {
+	if (*fd < 0 && errno == EINVAL)
+		*fd = open_event(type, config, 0, 0, -1);
+	printf("open %s\n", *fd >= 0 ? "ok" : err_name(errno));
+	*pc = *fd >= 0 ? mmap(NULL, page, PROT_READ, MAP_SHARED, *fd, 0) : MAP_FAILED;
+	if (*pc != MAP_FAILED) {
 		/* The page is filled in while the event runs on this CPU. */
 		for (int tries = 0; tries < 3 && !idx; tries++) {
 			uint32_t seq;
 
 			do {
-				seq = pc->lock;
+				seq = (*pc)->lock;
 				__sync_synchronize();
-				idx = pc->cap_user_rdpmc ? pc->index : 0;
+				idx = (*pc)->cap_user_rdpmc ? (*pc)->index : 0;
 				__sync_synchronize();
-			} while (pc->lock != seq);
+			} while ((*pc)->lock != seq);
 			if (!idx)
 				spin();
 		}
@@ -252,6 +227,65 @@ static int cmd_share(int cpu, const char *event)
 	if (idx > 32)
 		idx = 0;
 	printf("index %u\n", idx);
+	return idx;
+}
+
+/* Unmaps and closes what open_mapped() left. */
+static void close_mapped(int fd, struct perf_event_mmap_page *pc)
+{
+	if (pc != MAP_FAILED)
+		munmap(pc, sysconf(_SC_PAGESIZE));
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Forks the second task, on this task's CPU, which waits for the owner's counter index on go[0], prints
+ * "NAME_readable" and "NAME_owner_counter" and answers on back[1]. Returns its pid, or -1.
+ */
+static pid_t fork_prober(const char *name, int go[2], int back[2])
+{
+	char buf[160], c;
+	pid_t child;
+
+	fflush(stdout);
+	child = fork();
+	if (child < 0)
+		perror("fork");
+	if (child != 0)
+		return child;
+	if (read(go[0], &c, 1) != 1)
+		_exit(1);
+	readable(buf, sizeof(buf));
+	printf("%s_readable %s\n", name, buf);
+	printf("%s_owner_counter %s\n", name, c ? try_read((unsigned char)c - 1) : "none");
+	fflush(stdout);
+	if (write(back[1], "x", 1) != 1)
+		_exit(1);
+	_exit(0);
+}
+
+static int cmd_share(int cpu, const char *event)
+{
+	struct perf_event_mmap_page *pc;
+	int go[2], back[2];
+	char buf[160], c;
+	pid_t child;
+	int fd, status, idx;
+
+	if (strcmp(event, "instructions") && strcmp(event, "dtlb")) {
+		fprintf(stderr, "perm share: EVENT is instructions or dtlb\n");
+		return 2;
+	}
+	if (pin(cpu) || pipe(go) || pipe(back)) {
+		perror("perm share");
+		return 1;
+	}
+	/* The second task: on the same CPU, it probes while the owner waits for its answer. */
+	child = fork_prober("other", go, back);
+	if (child < 0)
+		return 1;
+	idx = open_mapped(event, &fd, &pc);
 	readable(buf, sizeof(buf));
 	printf("own_readable %s\n", buf);
 	printf("own_counter %s\n", idx ? try_read(idx - 1) : "none");
@@ -264,29 +298,19 @@ static int cmd_share(int cpu, const char *event)
 	}
 	waitpid(child, &status, 0);
 	printf("own_after %s\n", idx ? try_read(idx - 1) : "none");
-	if (pc != MAP_FAILED)
-		munmap(pc, page);
-	if (fd >= 0)
-		close(fd);
+	close_mapped(fd, pc);
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
 static int cmd_elsewhere(int cpu, int other, const char *event)
 {
 	struct perf_event_mmap_page *pc;
-	long page = sysconf(_SC_PAGESIZE);
-	uint64_t type = PERF_TYPE_HARDWARE, config = PERF_COUNT_HW_INSTRUCTIONS;
 	int go[2], back[2];
-	unsigned int idx = 0;
-	char buf[160], c;
+	char c;
 	pid_t child;
-	int fd, status;
+	int fd, status, idx;
 
-	if (!strcmp(event, "dtlb")) {
-		type = PERF_TYPE_HW_CACHE;
-		config = PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
-			 (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
-	} else if (strcmp(event, "instructions")) {
+	if (strcmp(event, "instructions") && strcmp(event, "dtlb")) {
 		fprintf(stderr, "perm elsewhere: EVENT is instructions or dtlb\n");
 		return 2;
 	}
@@ -296,52 +320,17 @@ static int cmd_elsewhere(int cpu, int other, const char *event)
 		return 1;
 	}
 	spin();
-	fflush(stdout);
-	child = fork();
-	if (child < 0) {
-		perror("fork");
+	/* Another task, on OTHER, probes while the owner's event runs on CPU. */
+	child = fork_prober("elsewhere", go, back);
+	if (child < 0)
 		return 1;
-	}
-	if (child == 0) {
-		/* Another task, on OTHER, probes while the owner's event runs on CPU. */
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		readable(buf, sizeof(buf));
-		printf("elsewhere_readable %s\n", buf);
-		printf("elsewhere_owner_counter %s\n", c ? try_read((unsigned char)c - 1) : "none");
-		fflush(stdout);
-		if (write(back[1], "x", 1) != 1)
-			_exit(1);
-		_exit(0);
-	}
 	if (pin(cpu)) {
 		perror("perm elsewhere");
 		return 1;
 	}
-	fd = open_event(type, config, 1, 0, -1);
-	if (fd < 0 && errno == EINVAL)
-		fd = open_event(type, config, 0, 0, -1);
-	printf("open %s\n", fd >= 0 ? "ok" : err_name(errno));
-	pc = fd >= 0 ? mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
-	if (pc != MAP_FAILED) {
-		for (int tries = 0; tries < 3 && !idx; tries++) {
-			uint32_t seq;
-
-			do {
-				seq = pc->lock;
-				__sync_synchronize();
-				idx = pc->cap_user_rdpmc ? pc->index : 0;
-				__sync_synchronize();
-			} while (pc->lock != seq);
-			if (!idx)
-				spin();
-		}
-	}
-	if (idx > 32)
-		idx = 0;
-	printf("index %u\n", idx);
+	idx = open_mapped(event, &fd, &pc);
 	fflush(stdout);
-	/* The owner keeps running on CPU (spinning, its event on) while the other task probes on OTHER. */
+	/* The owner keeps running on CPU, its event on, while the other task probes on OTHER. */
 	c = (char)idx;
 	if (write(go[1], &c, 1) != 1) {
 		perror("perm elsewhere: pipe");
@@ -358,10 +347,7 @@ static int cmd_elsewhere(int cpu, int other, const char *event)
 		spin();
 	}
 	waitpid(child, &status, 0);
-	if (pc != MAP_FAILED)
-		munmap(pc, page);
-	if (fd >= 0)
-		close(fd);
+	close_mapped(fd, pc);
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
 
