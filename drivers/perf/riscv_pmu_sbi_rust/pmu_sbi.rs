@@ -32,7 +32,7 @@ use crate::glue::{
     irq::{IrqContext, PercpuHandler, PercpuIrq},
     of::OfNode,
     percpu::{self, LocalCpu},
-    perf::{self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, Mm, PerfEvent},
+    perf::{self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, PerfEvent},
     platform,
     sysctl::IntSysctl,
     sysfs::{
@@ -897,7 +897,7 @@ impl perf::Driver for RiscvPmu {
     /// starts next (`start` sets the bit). The C driver sets the bit on every CPU of the address
     /// space's `mm_cpumask()`, which under the ASID allocator holds every CPU it ever ran on:
     /// another task there could read whatever that counter counted.
-    fn event_mapped(&self, event: &PerfEvent, _mm: &Mm) {
+    fn event_mapped(&self, event: &PerfEvent) {
         let mut hw = event.hw();
         let flags = HwEvent::flags(&hw);
         if !user_read_allowed(flags, event.attr_type(), event.config()) {
@@ -917,7 +917,7 @@ impl perf::Driver for RiscvPmu {
     /// the counter goes: a later start sets no bit, the CPU the event runs on loses it now, and
     /// one it leaves meanwhile loses it as the event leaves (`stop` and `del` clear the bit of
     /// every event user space may read, mmap'd or not).
-    fn event_unmapped(&self, event: &PerfEvent, _mm: &Mm) {
+    fn event_unmapped(&self, event: &PerfEvent) {
         let mut hw = event.hw();
         let flags = HwEvent::flags(&hw);
         if !user_read_allowed(flags, event.attr_type(), event.config()) {

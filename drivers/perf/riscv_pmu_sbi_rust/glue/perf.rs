@@ -392,29 +392,6 @@ impl HwPerfEvent<'_> {
     }
 }
 
-/// The address space an event is mapped into (`struct mm_struct`), handed to the mmap callbacks.
-///
-/// # Invariants
-///
-/// The wrapped `struct mm_struct` is valid while the reference exists, which is only for the
-/// duration of an `event_mapped` or `event_unmapped` callback.
-#[repr(transparent)]
-pub(crate) struct Mm(Opaque<bindings::mm_struct>);
-
-impl Mm {
-    /// # Safety
-    ///
-    /// `ptr` must be the `mm` argument of a running `event_mapped` or `event_unmapped` callback, and
-    /// the returned reference must not outlive it.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::mm_struct) -> &'a Self {
-        // CAST: `Self` is `repr(transparent)` over `Opaque<mm_struct>`, itself transparent over
-        // `mm_struct`.
-        // SAFETY: Guaranteed by the caller.
-        // INVARIANT: The caller guarantees that the reference does not outlive the callback.
-        unsafe { &*ptr.cast::<Self>() }
-    }
-}
-
 /// The number of counters a PMU may have: the size of each CPU's table of events by counter.
 pub(crate) const MAX_COUNTERS: usize = 64;
 
@@ -582,13 +559,13 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// The event was mmap'd into `mm` (`pmu::event_mapped`). Runs in the mapping task.
-    fn event_mapped(&self, _event: &PerfEvent, _mm: &Mm) {
+    /// The event was mmap'd (`pmu::event_mapped`). Runs in the mapping task.
+    fn event_mapped(&self, _event: &PerfEvent) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// The last mapping of the event in `mm` went away (`pmu::event_unmapped`).
-    fn event_unmapped(&self, _event: &PerfEvent, _mm: &Mm) {
+    /// The last mapping of the event went away (`pmu::event_unmapped`).
+    fn event_unmapped(&self, _event: &PerfEvent) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 }
@@ -887,29 +864,31 @@ impl<T: Driver> Adapter<T> {
 
     /// # Safety
     ///
-    /// `event` and `mm` must be passed by perf core to the `event_mapped` callback.
+    /// `event` must be passed by perf core to the `event_mapped` callback (its address space is not
+    /// needed: the counter's bit goes only to the CPU the event runs on).
     unsafe extern "C" fn event_mapped_callback(
         event: *mut bindings::perf_event,
-        mm: *mut bindings::mm_struct,
+        _mm: *mut bindings::mm_struct,
     ) {
         // SAFETY: Guaranteed by the caller.
         let registration = unsafe { Self::registration((*event).pmu) };
-        // SAFETY: Guaranteed by the caller; the references do not leave this function.
-        let (event, mm) = unsafe { (PerfEvent::from_raw(event), Mm::from_raw(mm)) };
-        registration.driver.event_mapped(event, mm);
+        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
+        let event = unsafe { PerfEvent::from_raw(event) };
+        registration.driver.event_mapped(event);
     }
 
     /// # Safety
     ///
-    /// `event` and `mm` must be passed by perf core to the `event_unmapped` callback.
+    /// `event` must be passed by perf core to the `event_unmapped` callback (its address space is not
+    /// needed: the counter's bit goes only to the CPU the event runs on).
     unsafe extern "C" fn event_unmapped_callback(
         event: *mut bindings::perf_event,
-        mm: *mut bindings::mm_struct,
+        _mm: *mut bindings::mm_struct,
     ) {
         // SAFETY: Guaranteed by the caller.
         let registration = unsafe { Self::registration((*event).pmu) };
-        // SAFETY: Guaranteed by the caller; the references do not leave this function.
-        let (event, mm) = unsafe { (PerfEvent::from_raw(event), Mm::from_raw(mm)) };
-        registration.driver.event_unmapped(event, mm);
+        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
+        let event = unsafe { PerfEvent::from_raw(event) };
+        registration.driver.event_unmapped(event);
     }
 }

@@ -690,15 +690,8 @@ impl PmuInfo {
     /// the mmap page (`USER_ACCESS` and `USER_READ_CNT`, as in `pmu_sbi_ctr_start()`); set when the
     /// counter starts and cleared when it stops.
     pub fn user_read_bit(&self, hw: &impl HwEvent) -> Option<usize> {
-        if !hw
-            .flags()
-            .contains(EventFlags::USER_ACCESS | EventFlags::USER_READ_CNT)
-        {
-            return None;
-        }
-        hw.counter()
-            .and_then(|idx| self.csr_index(idx))
-            .map(|csr| 1 << csr)
+        self.user_access_bit(hw)
+            .filter(|_| hw.flags().contains(EventFlags::USER_READ_CNT))
     }
 
     /// The `scounteren` bit to clear when the event leaves its counter: that of any event that may
