@@ -3,8 +3,11 @@
  * uaccess: what user space may read directly under the current kernel.perf_user_access, so that a check can
  * compare two drivers and hold each to the documented semantics of the sysctl.
  *
- * usage: uaccess EVENT    EVENT is "instructions" or "cycles" (PERF_TYPE_HARDWARE, exclude_kernel when the PMU
- *                         filters modes)
+ * usage: uaccess EVENT [sample]
+ *   EVENT   "instructions" or "cycles" (PERF_TYPE_HARDWARE, exclude_kernel when the PMU filters modes)
+ *   sample  the event samples every SAMPLE_PERIOD events (only its mmap page is mapped, so the samples are lost),
+ *           and the program runs through several overflows before it reads: the page must follow the counter's
+ *           new start values
  *
  * Prints "key value" lines:
  *   rdcycle_unmapped   ok or sigill: reading the cycle CSR before any event is mapped
@@ -14,6 +17,8 @@
  *   index              the mmap page's counter index (0: read(2) only)
  *   pmc_width          the mmap page's counter width (when cap_user_rdpmc)
  *   direct_read        ok, sigill or none (index 0): reading the counter CSR while mapped and running
+ *   overflowed         (sample) yes when the count passed three periods before the reads, so the counter was
+ *                      reloaded by overflow interrupts
  *   rdpmc_agrees       yes when the count computed from the mmap page lies between two read(2) counts around it
  *   after_munmap       ok, sigill or none: reading the same counter CSR once the page is unmapped
  */
@@ -29,6 +34,9 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/* Sampling period with "sample": about 100 overflows in the spin before the reads. */
+#define SAMPLE_PERIOD 100000
 
 static sigjmp_buf trap;
 
@@ -80,10 +88,11 @@ int main(int argc, char **argv)
 	volatile unsigned long sink = 0;
 	unsigned int idx;
 	uint64_t before, after, self = 0;
-	int fd, rdpmc, tries;
+	int fd, rdpmc, tries, sample;
 
-	if (argc != 2 || (strcmp(argv[1], "instructions") && strcmp(argv[1], "cycles"))) {
-		fprintf(stderr, "usage: %s instructions|cycles\n", argv[0]);
+	sample = argc == 3 && !strcmp(argv[2], "sample");
+	if ((argc != 2 && !sample) || (strcmp(argv[1], "instructions") && strcmp(argv[1], "cycles"))) {
+		fprintf(stderr, "usage: %s instructions|cycles [sample]\n", argv[0]);
 		return 2;
 	}
 	signal(SIGILL, on_sigill);
@@ -95,6 +104,10 @@ int main(int argc, char **argv)
 	attr.type = PERF_TYPE_HARDWARE;
 	attr.config = strcmp(argv[1], "cycles") ? PERF_COUNT_HW_INSTRUCTIONS : PERF_COUNT_HW_CPU_CYCLES;
 	attr.exclude_kernel = 1;
+	if (sample) {
+		attr.sample_period = SAMPLE_PERIOD;
+		attr.sample_type = PERF_SAMPLE_IP;
+	}
 	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 	/* Without Sscofpmf the PMU cannot filter modes, and perf core refuses exclude_kernel with EINVAL. */
 	if (fd < 0 && (errno == EINVAL || errno == EOPNOTSUPP)) {
@@ -126,6 +139,12 @@ int main(int argc, char **argv)
 			break;
 		for (int i = 0; i < 10000; i++)
 			sink += i;
+	}
+	if (sample) {
+		/* Overflow interrupts reload the counter with the next period: about 100 of them. */
+		for (int i = 0; i < 2000000; i++)
+			sink += i;
+		printf("overflowed %s\n", read_count(fd) > 3 * SAMPLE_PERIOD ? "yes" : "no");
 	}
 	printf("cap_user_rdpmc %d\n", rdpmc);
 	printf("index %u\n", idx);

@@ -83,4 +83,22 @@ for mode in 1 0 2; do
     esac
   done
 done
+
+# Mode 1, a sampling event read from user space after about 100 overflow interrupts: each reloads the counter
+# with the next period, and the mmap page must follow (its offset holds the count minus the counter's start
+# value), or the count computed from the page misses the periods counted since the event was last scheduled in.
+# Without Sscofpmf there is no overflow interrupt and perf_event_open refuses a sampling event.
 echo 1 > "$S"
+for ev in instructions cycles; do
+  out=$("$U" "$ev" sample 2>&1)
+  echo "# mode 1 $ev sampling: ${out//$'\n'/ }"
+  while read -r key val; do
+    [ "$key" = index ] && [ "$val" != 0 ] && val=nonzero
+    value "user_access_1_${ev}_sample_$key $val"
+  done <<<"$out"
+  if [ "$(second_word open "$out")" = ok ]; then
+    expect 1 "${ev}_sample" overflowed yes
+    expect 1 "${ev}_sample" direct_read ok
+    expect 1 "${ev}_sample" rdpmc_agrees yes
+  fi
+done

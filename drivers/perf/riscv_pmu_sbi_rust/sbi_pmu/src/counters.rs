@@ -318,7 +318,14 @@ pub struct PmuInfo {
     /// For each hardware counter number (`mhpmcounterN`), the logical counters on it: computed once, so
     /// that translating `scountovf` or a fixed counter costs no scan of the table.
     logical_of_hw: [u64; RISCV_MAX_COUNTERS],
+    /// For each logical counter, its hardware counter number, [`NO_HW_COUNTER`] for firmware and
+    /// unusable counters: computed once, as the context switch and the overflow interrupt ask for it
+    /// (the `scounteren` bit, the mmap page's index).
+    hw_of_logical: [u8; RISCV_MAX_COUNTERS],
 }
+
+/// [`PmuInfo`]'s mark of a logical counter without a hardware counter.
+const NO_HW_COUNTER: u8 = u8::MAX;
 
 impl PmuInfo {
     /// `pmu_sbi_find_num_ctrs()` and `pmu_sbi_get_ctrinfo()`: asks firmware for its counters. Counters
@@ -347,6 +354,7 @@ impl PmuInfo {
             fw_mask: 0,
             ctr_info: [0; RISCV_MAX_COUNTERS],
             logical_of_hw: [0; RISCV_MAX_COUNTERS],
+            hw_of_logical: [NO_HW_COUNTER; RISCV_MAX_COUNTERS],
         };
         for (i, raw) in infos.iter().enumerate().take(RISCV_MAX_COUNTERS) {
             if let Some(raw) = raw.filter(|raw| *raw != 0) {
@@ -357,11 +365,13 @@ impl PmuInfo {
                     CounterKind::Hardware => info.hw_mask |= 1 << i,
                     CounterKind::Firmware => info.fw_mask |= 1 << i,
                 }
-                if let Some(slot) = decoded
-                    .hw_index()
-                    .and_then(|h| info.logical_of_hw.get_mut(usize::from(h)))
-                {
-                    *slot |= 1 << i;
+                if let Some(h) = decoded.hw_index() {
+                    if let Some(slot) = info.logical_of_hw.get_mut(usize::from(h)) {
+                        *slot |= 1 << i;
+                    }
+                    if let Some(slot) = info.hw_of_logical.get_mut(i) {
+                        *slot = h;
+                    }
                 }
             }
         }
@@ -442,6 +452,16 @@ impl PmuInfo {
         counters_in(hw_bits)
             .filter_map(|h| self.logical_of_hw.get(h))
             .fold(0, |mask, logical| mask | logical)
+    }
+
+    /// The logical counters among `logical` whose hardware counter's bit is set in `scountovf`.
+    /// Firmware keeps the overflow bit of every counter it does not use set (it masks their
+    /// interrupt so), so only the counters in question are looked at, not every bit.
+    #[inline]
+    pub fn overflowed(&self, logical: u64, scountovf: u64) -> u64 {
+        counters_in(logical)
+            .filter(|&l| self.csr_index(l).is_some_and(|h| scountovf & (1 << h) != 0))
+            .fold(0, |mask, l| mask | (1 << l))
     }
 
     /// The logical counters an event may use when nothing more is known: firmware counters for
@@ -660,9 +680,10 @@ impl PmuInfo {
     /// user space cannot read (the C driver computes an index from their meaningless CSR field).
     #[inline]
     pub fn csr_index(&self, idx: usize) -> Option<u8> {
-        self.counter_info(idx)
-            .filter(|c| !c.is_firmware())
-            .and_then(CounterInfo::hw_index)
+        self.hw_of_logical
+            .get(idx)
+            .copied()
+            .filter(|&h| h != NO_HW_COUNTER)
     }
 
     /// `pmu_sbi_ctr_get_width()`: the width field of counter `idx` (bits minus one), which the mmap
@@ -677,6 +698,7 @@ impl PmuInfo {
     /// `riscv_pmu_event_idx()`: the mmap page's `index` for an event perf core has running: the
     /// counter's CSR index plus one when user space may read it directly (`USER_READ_CNT`), else 0,
     /// which tells user space to use read(2).
+    #[inline]
     pub fn event_idx(&self, hw: &impl HwEvent) -> u32 {
         if !hw.flags().contains(EventFlags::USER_READ_CNT) {
             return 0;
@@ -689,6 +711,7 @@ impl PmuInfo {
     /// The `scounteren` bit of the event's counter while it runs, when user space reads it through
     /// the mmap page (`USER_ACCESS` and `USER_READ_CNT`, as in `pmu_sbi_ctr_start()`); set when the
     /// counter starts and cleared when it stops.
+    #[inline]
     pub fn user_read_bit(&self, hw: &impl HwEvent) -> Option<usize> {
         self.user_access_bit(hw)
             .filter(|_| hw.flags().contains(EventFlags::USER_READ_CNT))
@@ -697,6 +720,7 @@ impl PmuInfo {
     /// The `scounteren` bit to clear when the event leaves its counter: that of any event that may
     /// be read from user space (`USER_ACCESS`), mmap'd or not, since the mapping can go away while
     /// the event runs (its bit stays set until the event leaves the counter).
+    #[inline]
     pub fn user_access_bit(&self, hw: &impl HwEvent) -> Option<usize> {
         if !hw.flags().contains(EventFlags::USER_ACCESS) {
             return None;
@@ -884,6 +908,26 @@ mod tests {
         assert_eq!(odd_fw.width_mask(0), u64::MAX);
         assert_eq!(info.init_width_mask(), u64::MAX);
         assert_eq!(info.logical_from_hw(0b1001), 0b1001);
+        // scountovf: firmware sets the bits of counters it does not use; only those asked count.
+        assert_eq!(info.overflowed(0b101, u64::MAX), 0b101);
+        assert_eq!(info.overflowed(0b1_1000_0101, u64::MAX), 0b101);
+        assert_eq!(info.overflowed(0b101, !0b100), 0b001);
+        assert_eq!(info.overflowed(0, u64::MAX), 0);
+        // Logical counters on other hardware counters: 0 on hpmcounter5, 1 on hpmcounter3.
+        let hw_at = |h: u16| {
+            Some(
+                CounterInfo {
+                    csr: CSR_CYCLE + h,
+                    width: 47,
+                    kind: CounterKind::Hardware,
+                }
+                .encode(),
+            )
+        };
+        let shuffled = PmuInfo::from_counter_infos(SbiVersion::V2_0, &[hw_at(5), hw_at(3)]);
+        assert_eq!(shuffled.overflowed(0b11, 1 << 5), 0b01);
+        assert_eq!(shuffled.overflowed(0b11, 1 << 3), 0b10);
+        assert_eq!(shuffled.overflowed(0b10, 1 << 5), 0);
         let cycles = EventIdx::hw(HwGeneralEvent::CpuCycles);
         let instr = EventIdx::hw(HwGeneralEvent::Instructions);
         assert_eq!(info.default_event_cmask(cycles), 0b111_1001);

@@ -520,7 +520,7 @@ impl CpuHwEvents {
         } else {
             let _ = self.sbi_stop(fw, hw_running, StopFlags::empty());
             self.info
-                .logical_from_hw(fw.read_counter_csr(CSR_SCOUNTOVF))
+                .overflowed(hw_running, fw.read_counter_csr(CSR_SCOUNTOVF))
         };
         self.running &= !hw_running;
         self.ovf_pending = overflow & hw_running & self.used_hw_ctrs;
