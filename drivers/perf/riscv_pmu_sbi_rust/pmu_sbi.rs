@@ -837,6 +837,7 @@ impl perf::Driver for RiscvPmu {
     }
 
     /// `riscv_pmu_add()`.
+    #[inline]
     fn add(&self, cpu: &mut CpuState, event: &PerfEvent, flags: EventFlags) -> Result {
         let mut hw = event.hw();
         let start = flags.contains(EventFlags::START);
@@ -852,6 +853,7 @@ impl perf::Driver for RiscvPmu {
     }
 
     /// `riscv_pmu_del()`.
+    #[inline]
     fn del(&self, cpu: &mut CpuState, event: &PerfEvent, _flags: EventFlags) {
         let mut hw = event.hw();
         // Deleting stops the event, as `stop` would: the counter is no longer user-readable.

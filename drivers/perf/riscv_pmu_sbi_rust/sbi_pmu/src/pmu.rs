@@ -320,6 +320,7 @@ impl CpuHwEvents {
 
     /// `riscv_pmu_add()`: gives the event a counter (`pmu_sbi_ctr_get_idx()`), and starts it when
     /// `start` (`PERF_EF_START`) is set.
+    #[inline]
     pub fn add<F: Firmware>(
         &mut self,
         fw: &mut F,
@@ -355,6 +356,7 @@ impl CpuHwEvents {
     /// such events then makes no SBI call at all. A coasting counter stops as soon as another event
     /// needs it (stopped with RESET like any parked counter), at an overflow interrupt, and when the
     /// CPU stops.
+    #[inline]
     pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
         let Some(idx) = self.used_counter(hw) else {
             hw.set_idx(IDX_NONE);
@@ -381,6 +383,7 @@ impl CpuHwEvents {
     /// A sampling event is loaded with its next period (`riscv_pmu_event_set_period()`), whatever
     /// `reload` says, as the C driver does. A counting event continues from the value its counter
     /// holds.
+    #[inline(always)]
     pub fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, reload: bool) {
         // perf passes PERF_EF_RELOAD after an update; the C driver reloads either way, and so do we.
         let _ = reload;
@@ -444,6 +447,7 @@ impl CpuHwEvents {
 
     /// Stops the event on its counter `idx` and updates it; with `keep_running` (a coasting
     /// counter, see [`CpuHwEvents::may_coast`]) perf's view of the event stops but the counter runs on.
+    #[inline(always)]
     fn stop_counter<F: Firmware>(
         &mut self,
         fw: &mut F,
@@ -606,6 +610,7 @@ impl CpuHwEvents {
     }
 
     /// `riscv_pmu_event_update()`: reads the counter and moves the event to it.
+    #[inline(always)]
     fn event_update<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
         if hw.state().contains(HesState::UPTODATE) {
             return 0;
@@ -650,6 +655,7 @@ impl CpuHwEvents {
     }
 
     /// `pmu_sbi_ctr_get_idx()`: finds a counter for the event and claims it.
+    #[inline]
     fn ctr_get_idx<F: Firmware>(
         &mut self,
         fw: &mut F,
@@ -668,12 +674,34 @@ impl CpuHwEvents {
             && self.parked & bit(hint) != 0
             && self.parked_owner.get(hint) == Some(&owner)
         {
-            if let Some(Some(cfg)) = self.mapped.get(hint).copied() {
-                self.parked &= !bit(hint);
+            let b = bit(hint);
+            // The counter keeps the configuration it was parked with: claimed as it is (what
+            // `claim` would do for the same configuration, without copying and comparing it).
+            if self.mapped.get(hint).is_some_and(Option::is_some)
+                && (self.used_hw_ctrs | self.used_fw_ctrs) & b == 0
+            {
+                self.parked &= !b;
                 self.stats.reused = self.stats.reused.wrapping_add(1);
-                return self.claim(hint, bit(hint), cfg);
+                if self.info.fw_mask & b != 0 {
+                    self.used_fw_ctrs |= b;
+                } else {
+                    self.used_hw_ctrs |= b;
+                }
+                return Ok(hint);
             }
         }
+        self.ctr_get_idx_slow(fw, hw, owner)
+    }
+
+    /// [`CpuHwEvents::ctr_get_idx`] for an event that does not find its parked counter: a legacy
+    /// event's fixed counter, another parked counter, or a new configuration.
+    #[inline(never)]
+    fn ctr_get_idx_slow<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &impl HwEvent,
+        owner: u64,
+    ) -> Result<usize, AddError> {
         let event_idx = hw.event_idx().ok_or(AddError::NoCounter)?;
         let cfg = SlotConfig {
             event_idx,
