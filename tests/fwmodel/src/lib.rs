@@ -638,6 +638,11 @@ impl Model {
             data,
         });
         c.inhibit = flags & spec::CFG_FLAG_INHIBIT_HINTS;
+        // OpenSBI configures a hardware counter with its overflow bit set (its interrupt masked);
+        // only a start clears it.
+        if c.is_hw() && self.cfg.sscofpmf {
+            c.overflow = true;
+        }
         if flags & spec::SBI_PMU_CFG_FLAG_CLEAR_VALUE != 0 {
             c.value = 0;
         }
@@ -726,6 +731,12 @@ impl Model {
             if reset {
                 c.event = None;
                 c.inhibit = 0;
+                // As at configuration: a reset hardware counter keeps its overflow bit set, so
+                // `scountovf` shows every counter firmware has reset (OpenSBI's
+                // pmu_reset_hw_mhpmevent()).
+                if c.is_hw() && self.cfg.sscofpmf {
+                    c.overflow = true;
+                }
             }
         }
         if snapshot {

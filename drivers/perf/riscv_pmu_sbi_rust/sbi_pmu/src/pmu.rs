@@ -505,6 +505,7 @@ impl CpuHwEvents {
     /// [`CpuHwEvents::overflow_event`] for the event of each returned counter, and finally
     /// [`CpuHwEvents::overflow_end`], which restarts the counters. Between the two, a throttled event
     /// may be stopped with [`CpuHwEvents::stop`]; it then stays stopped.
+    #[inline]
     pub fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
         // The restart happens in overflow_end; until then work is recorded as inside a window.
         self.pmu_disable();
@@ -535,6 +536,7 @@ impl CpuHwEvents {
     /// the event (the returned delta), and for a sampling event programs the next period and says
     /// whether a sample is due. `None` when the event's counter is not among those
     /// [`CpuHwEvents::overflow_begin`] returned (or was handled already).
+    #[inline]
     pub fn overflow_event<F: Firmware>(
         &mut self,
         fw: &mut F,
@@ -573,6 +575,7 @@ impl CpuHwEvents {
 
     /// Last step of the overflow handler: restarts the counters stopped by
     /// [`CpuHwEvents::overflow_begin`], loading sampling events with their new period.
+    #[inline]
     pub fn overflow_end<F: Firmware>(&mut self, fw: &mut F) {
         self.ovf_pending = 0;
         self.pmu_enable(fw);
