@@ -742,11 +742,18 @@ fn start_event(info: &PmuInfo, cpu: &mut CpuState, event: &PerfEvent, reload: bo
 fn stop_event(info: &PmuInfo, cpu: &mut CpuState, event: &PerfEvent, update: bool) {
     let mut hw = event.hw();
     // The counter may stay mapped to this event while another task runs: user space loses the
-    // right to read it first (mmap'd or not: the mapping may have gone while the event ran).
-    if let Some(bit) = info.user_access_bit(&hw) {
+    // right to read it first.
+    revoke_user_access(info, &hw);
+    add_count(event, cpu.core.stop(&mut cpu.fw, &mut hw, update));
+}
+
+/// Clears the `scounteren` bit of the event's counter if user space may read it, mmap'd or not:
+/// the mapping may have gone while the event ran, and the bit must not outlive the event there.
+#[inline]
+fn revoke_user_access(info: &PmuInfo, hw: &HwPerfEvent<'_>) {
+    if let Some(bit) = info.user_access_bit(hw) {
         arch::scounteren_clear(bit);
     }
-    add_count(event, cpu.core.stop(&mut cpu.fw, &mut hw, update));
 }
 
 /// `riscv_pmu_event_update()`'s `local64_add()` (unconditional, as there: a test would cost more
@@ -857,9 +864,7 @@ impl perf::Driver for RiscvPmu {
     fn del(&self, cpu: &mut CpuState, event: &PerfEvent, _flags: EventFlags) {
         let mut hw = event.hw();
         // Deleting stops the event, as `stop` would: the counter is no longer user-readable.
-        if let Some(bit) = self.info.user_access_bit(&hw) {
-            arch::scounteren_clear(bit);
-        }
+        revoke_user_access(&self.info, &hw);
         add_count(event, cpu.core.del(&mut cpu.fw, &mut hw));
         event.update_userpage();
     }
@@ -906,7 +911,7 @@ impl perf::Driver for RiscvPmu {
             return;
         }
         HwEvent::set_flags(&mut hw, flags | HwFlags::USER_READ_CNT);
-        let info = self.info;
+        let info = &self.info;
         event.on_active_cpu(&|event: &PerfEvent| {
             if let Some(bit) = info.user_read_bit(&event.hw()) {
                 arch::scounteren_set(bit);
@@ -926,12 +931,8 @@ impl perf::Driver for RiscvPmu {
             return;
         }
         HwEvent::set_flags(&mut hw, flags - HwFlags::USER_READ_CNT);
-        let info = self.info;
-        event.on_active_cpu(&|event: &PerfEvent| {
-            if let Some(bit) = info.user_access_bit(&event.hw()) {
-                arch::scounteren_clear(bit);
-            }
-        });
+        let info = &self.info;
+        event.on_active_cpu(&|event: &PerfEvent| revoke_user_access(info, &event.hw()));
         event.update_userpage();
     }
 }

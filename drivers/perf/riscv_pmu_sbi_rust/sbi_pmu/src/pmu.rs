@@ -685,11 +685,7 @@ impl CpuHwEvents {
             {
                 self.parked &= !b;
                 self.stats.reused = self.stats.reused.wrapping_add(1);
-                if self.info.fw_mask & b != 0 {
-                    self.used_fw_ctrs |= b;
-                } else {
-                    self.used_hw_ctrs |= b;
-                }
+                self.mark_used(b);
                 return Ok(hint);
             }
         }
@@ -817,11 +813,7 @@ impl CpuHwEvents {
         if (self.used_hw_ctrs | self.used_fw_ctrs) & b != 0 {
             return Err(AddError::NoCounter);
         }
-        if self.info.fw_mask & b != 0 {
-            self.used_fw_ctrs |= b;
-        } else {
-            self.used_hw_ctrs |= b;
-        }
+        self.mark_used(b);
         if let Some(slot) = self.mapped.get_mut(idx) {
             if *slot != Some(cfg) {
                 self.fresh |= b;
@@ -830,6 +822,16 @@ impl CpuHwEvents {
             *slot = Some(cfg);
         }
         Ok(idx)
+    }
+
+    /// Records the counter `b` (a bit) as held by an event, in the mask of its kind.
+    #[inline]
+    fn mark_used(&mut self, b: u64) {
+        if self.info.fw_mask & b != 0 {
+            self.used_fw_ctrs |= b;
+        } else {
+            self.used_hw_ctrs |= b;
+        }
     }
 
     /// Stops with RESET, now, counters no event holds, and forgets their mapping.
