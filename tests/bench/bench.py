@@ -1,18 +1,21 @@
 #!/usr/bin/python3
 """Benchmark the C and the Rust SBI PMU drivers side by side on the bench kernel.
 
-usage: tests/bench/bench.py [--quick] [--out DIR] [--jobs N] [--timeout SECONDS]
+usage: tests/bench/bench.py [--quick] [--firmware LIST] [--out DIR] [--jobs N] [--timeout SECONDS]
 
 Builds (or reuses) the bench kernel (the test kernel without its debug options), the Rust module against it and
-the guest root filesystem, then boots the bench kernel once per driver in QEMU's deterministic mode (-smp 1
--icount shift=0,sleep=on, where a guest nanosecond is a guest instruction), both boots at once, and runs the
-benchmark programs of tests/bench/progs through tests/bench/guest/run-bench in each. It prints a table of C,
-Rust, Rust/C, the floor (the same operation on software events, which touches no PMU hardware) and Rust/floor,
-then the Rust driver's SBI calls per operation, and writes to DIR (default $RPMU_CACHE/bench):
+the guest root filesystem, then boots the bench kernel once per driver and firmware (OpenSBI 1.5, QEMU's own,
+and OpenSBI 1.9, Debian's) in QEMU's deterministic mode (-smp 1 -icount shift=0,sleep=on, where a guest
+nanosecond is a guest instruction), two boots at once, and runs the benchmark programs of tests/bench/progs
+through tests/bench/guest/run-bench in each. It prints, per firmware, a table of C, Rust, Rust/C, the floor (the
+same operation on software events, which touches no PMU hardware) and Rust/floor, then the Rust driver's SBI
+calls per operation, and writes to DIR (default $RPMU_CACHE/bench):
   bench.txt          the printed tables
-  bench.csv          the table, with the SBI calls per operation
+  bench.csv          the tables, with the SBI calls per operation (ids of firmware other than the first
+                     prefixed with its name)
   bench.prev.csv     the previous run's table; the run reports every figure that differs from it
-  ctxsw.png          the context-switch cost against the number of events, for C, Rust and the floor
+  ctxsw.png          the context-switch cost against the number of events, for C, Rust and the floor (the
+                     first firmware)
   raw/               the guest output and kernel console log of each boot, and the module build log
 The chart needs Debian's python3-matplotlib for the system Python (scripts/setup-deps installs it).
 """
@@ -29,6 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVERS = ("c", "rust")
+# The firmware of the boots (scripts/qemu-run --bios): the first is the reference of the chart and of the
+# unprefixed figures.
+FIRMWARE = ("opensbi-1.5", "opensbi-1.9")
 # The nine functions of the SBI PMU extension, as the Rust driver's statistics name them; the file's other
 # columns (flushes, reused, errors) count the driver's own work, not SBI calls.
 SBI_FUNCTIONS = ("num_counters", "counter_get_info", "counter_config_matching", "counter_start", "counter_stop",
@@ -88,15 +94,17 @@ def run_step(what, cmd, log=None):
             out.close()
 
 
-def boot(driver, args, raw):
-    """Boot the bench kernel with DRIVER, run the benchmarks, and return the guest's output lines."""
-    guest_log = os.path.join(raw, f"guest-{driver}.log")
-    cmd = [os.path.join(TOP, "scripts/qemu-run"), "--kernel-variant", "bench", "--driver", driver, "--icount",
-           "--timeout", str(args.timeout), "--console-log", os.path.join(raw, f"console-{driver}.log"),
-           "--add", sbi_cost_ko(), "--", "/opt/rpmu/bench/run-bench"] + (["--quick"] if args.quick else [])
+def boot(firmware, driver, args, raw):
+    """Boot the bench kernel on FIRMWARE with DRIVER, run the benchmarks, and return the guest's output lines."""
+    tag = f"{firmware}-{driver}"
+    guest_log = os.path.join(raw, f"guest-{tag}.log")
+    cmd = [os.path.join(TOP, "scripts/qemu-run"), "--kernel-variant", "bench", "--bios", firmware, "--driver",
+           driver, "--icount", "--timeout", str(args.timeout), "--console-log",
+           os.path.join(raw, f"console-{tag}.log"), "--add", sbi_cost_ko(), "--",
+           "/opt/rpmu/bench/run-bench"] + (["--quick"] if args.quick else [])
     start = time.monotonic()
     lines, section = [], None
-    with open(guest_log, "w") as log, open(os.path.join(raw, f"qemu-{driver}.log"), "w") as err:
+    with open(guest_log, "w") as log, open(os.path.join(raw, f"qemu-{tag}.log"), "w") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
         for line in proc.stdout:
             log.write(line)
@@ -107,15 +115,15 @@ def boot(driver, args, raw):
                 kind = fields[1].split("/")[0]
                 if kind != section:
                     section = kind
-                    say(f"{driver}: {section} benchmarks ({time.monotonic() - start:.0f} s)")
+                    say(f"{firmware}, {driver}: {section} benchmarks ({time.monotonic() - start:.0f} s)")
         rc = proc.wait()
     errors = [ln for ln in lines if ln.startswith("RPMU-BENCH-ERROR")]
     if rc != 0 or errors or "RPMU-BENCH-DONE" not in lines:
         for ln in errors:
             print(f"  {ln}", file=sys.stderr)
-        die(f"the {driver} driver's boot failed (qemu-run exit {rc}); logs: {guest_log}, "
-            f"{os.path.join(raw, f'qemu-{driver}.log')}, {os.path.join(raw, f'console-{driver}.log')}")
-    say(f"{driver}: done in {time.monotonic() - start:.0f} s")
+        die(f"the {driver} driver's boot on {firmware} failed (qemu-run exit {rc}); logs: {guest_log}, "
+            f"{os.path.join(raw, f'qemu-{tag}.log')}, {os.path.join(raw, f'console-{tag}.log')}")
+    say(f"{firmware}, {driver}: done in {time.monotonic() - start:.0f} s")
     return lines
 
 
@@ -255,12 +263,12 @@ def fmt(v, unit):
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:,.1f}"
 
 
-def tables(rows, info):
-    """The two tables as text: the costs, then the Rust driver's SBI calls per operation."""
+def tables(rows, info, firmware):
+    """The two tables of FIRMWARE as text: the costs, then the Rust driver's SBI calls per operation."""
     out = []
     add = out.append
     reps = info.get("reps", "?")
-    add(f"\nBench kernel {info.get('kernel', '?')}, QEMU -smp 1 -icount shift=0,sleep=on (guest ns = guest "
+    add(f"\n{firmware}: bench kernel {info.get('kernel', '?')}, QEMU -smp 1 -icount shift=0,sleep=on (guest ns = guest "
         f"instructions), {'one run' if reps == '1' else f'median of {reps} runs'} per figure; floor: the same "
         f"on software events (Rust driver's boot)\n")
     head = (f"{'figure':<46} {'unit':<24} {'C':>9} {'Rust':>9} {'Rust/C':>7} {'floor':>8} {'SBI':>7} "
@@ -293,14 +301,14 @@ CSV_FIELDS = ("id", "figure", "unit", "c", "rust", "rust_over_c", "floor", "rust
               "rust_over_floor_sbi", "floor_c_boot", "sbi_calls_per_op", "sbi_detail")
 
 
-def csv_rows(rows):
+def csv_rows(rows, prefix=""):
     out = []
     for r in rows:
         def num(v, digits=1):
             return "" if v is None else f"{v:.{3 if r['unit'].startswith('%') else digits}f}"
         rc, rf = ratio(r["rust"], r["c"]), ratio(r["rust"], r["floor"])
         total = sum(r["sbi"].get(c, 0.0) for c in SBI_FUNCTIONS)
-        out.append({"id": r["id"], "figure": r["figure"], "unit": r["unit"], "c": num(r["c"]),
+        out.append({"id": prefix + r["id"], "figure": r["figure"], "unit": r["unit"], "c": num(r["c"]),
                     "rust": num(r["rust"]), "rust_over_c": "" if rc is None else f"{rc:.3f}",
                     "floor": num(r["floor"]), "rust_over_floor": "" if rf is None else f"{rf:.3f}",
                     "sbi_ns": "" if r["floor"] is None else num(r.get("sbi_ns", 0.0)),
@@ -353,7 +361,7 @@ def compare(prev_path, rows):
         print(f"  {text}", file=sys.stderr)
 
 
-def chart(plt, rows, path):
+def chart(plt, rows, path, firmware):
     ks = [r for r in rows if r["id"] in ("ctxsw-hw1", "ctxsw-hw2", "ctxsw-hw4", "ctxsw-hw8")]
     x = [r["k"] for r in ks]
     fig, ax = plt.subplots(figsize=(7, 4.4), dpi=100)
@@ -375,7 +383,7 @@ def chart(plt, rows, path):
     ax.set_xlabel("events on the monitored task (k)")
     ax.set_ylabel("added guest µs per round trip")
     ax.set_title("Pipe ping-pong, events on one side: cost above no events\n"
-                 "(bench kernel, QEMU -icount: 1 guest ns = 1 instruction)", fontsize=9)
+                 f"(bench kernel, {firmware}, QEMU -icount: 1 guest ns = 1 instruction)", fontsize=9)
     ax.set_ylim(0, max(max(r["c"], r["rust"]) for r in rows if r["id"].startswith("ctxsw-hw")) / 1000 * 1.12)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
@@ -386,11 +394,13 @@ def chart(plt, rows, path):
 
 def main():
     p = argparse.ArgumentParser(prog="tests/bench/bench.py", description=__doc__.split("\n\n")[0],
-                                usage="%(prog)s [--quick] [--out DIR] [--jobs N] [--timeout SECONDS]")
+                                usage="%(prog)s [--quick] [--firmware LIST] [--out DIR] [--jobs N] [--timeout SECONDS]")
     p.add_argument("--quick", action="store_true",
                    help="a tenth of the iterations and one run each: to try the pipeline, not for figures")
+    p.add_argument("--firmware", default=",".join(FIRMWARE),
+                   help=f"comma-separated scripts/qemu-run --bios names (default: {','.join(FIRMWARE)})")
     p.add_argument("--out", default=os.path.join(cache_dir(), "bench"), help="results directory")
-    p.add_argument("--jobs", type=int, default=2, help="boots at a time (default: 2, both drivers at once)")
+    p.add_argument("--jobs", type=int, default=2, help="boots at a time (default: 2, a firmware's two drivers at once)")
     p.add_argument("--timeout", type=float, default=1800, help="wall-clock limit per boot (default: 1800 s)")
     args = p.parse_args()
 
@@ -410,27 +420,32 @@ def main():
     run_step("building the guest root filesystem",
              [os.path.join(TOP, "scripts/build-rootfs"), "--kernel-variant", "bench"])
 
-    if args.quick:
-        say("4/4 booting both drivers (quick)")
-    else:
-        say(f"4/4 booting both drivers, {args.jobs} at a time (about {3 if args.jobs > 1 else 6} minutes on an idle "
-            "2-core host)")
-    results = {}
+    firmware = [f for f in args.firmware.split(",") if f]
+    if not firmware:
+        die("--firmware: no firmware named")
+    boots = [(f, d) for f in firmware for d in DRIVERS]
+    say(f"4/4 booting each driver on {', '.join(firmware)}, {args.jobs} at a time"
+        + (" (quick)" if args.quick else f" (about {3 * len(firmware) if args.jobs > 1 else 6 * len(firmware)} "
+                                         "minutes on an idle 2-core host)"))
+    results = {f: {} for f in firmware}
     lock = threading.Lock()
 
-    def one(driver):
-        lines = boot(driver, args, raw)
+    def one(fw, driver):
+        lines = boot(fw, driver, args, raw)
         with lock:
-            results[driver] = {"runs": parse(lines),
-                               "info": dict(f.split("=", 1) for ln in lines if ln.startswith("RPMU-BENCH-INFO")
-                                            for f in ln.split()[1:] if "=" in f)}
+            results[fw][driver] = {"runs": parse(lines),
+                                   "info": dict(f.split("=", 1) for ln in lines if ln.startswith("RPMU-BENCH-INFO")
+                                                for f in ln.split()[1:] if "=" in f)}
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for fut in [pool.submit(one, d) for d in DRIVERS]:
+        for fut in [pool.submit(one, f, d) for f, d in boots]:
             fut.result()
 
-    rows = figures(results)
-    text = tables(rows, results["rust"]["info"])
+    text, table, rows = "", [], {}
+    for i, fw in enumerate(firmware):
+        rows[fw] = figures(results[fw])
+        text += tables(rows[fw], results[fw]["rust"]["info"], fw)
+        table += csv_rows(rows[fw], "" if i == 0 else f"{fw}:")
     print(text)
     with open(os.path.join(args.out, "bench.txt"), "w") as f:
         f.write(text)
@@ -438,14 +453,12 @@ def main():
     prev_path = os.path.join(args.out, "bench.prev.csv")
     if os.path.exists(csv_path):
         os.replace(csv_path, prev_path)
-    table = csv_rows(rows)
     write_csv(csv_path, table)
     compare(prev_path, table)
     png = os.path.join(args.out, "ctxsw.png")
-    chart(plt, rows, png)
+    chart(plt, rows[firmware[0]], png, firmware[0])
     say(f"results: {os.path.join(args.out, 'bench.txt')}, {csv_path}, {png}, raw logs in {raw}")
     say(f"done in {(time.monotonic() - start) / 60:.1f} minutes")
-
 
 if __name__ == "__main__":
     main()
