@@ -978,9 +978,12 @@ impl PercpuHandler for PmuSbiOverflow {
             let Some(result) = result.flatten() else {
                 continue;
             };
-            // The counter restarts from a new value: the mmap page's offset (the count less that
-            // value) follows, or a count read from user space would miss what was counted so far.
-            event.update_userpage();
+            // The counter restarts from a new value: where user space reads it directly, the mmap
+            // page's offset (the count less that value) follows, or a count read from user space
+            // would miss what was counted so far.
+            if result.publish {
+                event.update_userpage();
+            }
             // The CPU's state is not borrowed while perf core takes the sample: it may read the
             // other events of the group through the `read` callback.
             if result.sample && event.overflow(ctx, result.last_period) {

@@ -220,6 +220,8 @@ pub struct PerfEvent {
     pub truth: u64,
     /// Samples delivered.
     pub samples: u64,
+    /// Overflows after which the handler brought the mmap page up to date.
+    pub page_updates: u64,
     /// perf core throttles the event at this many samples: the overflow handler then stops it, as the
     /// driver does when `perf_event_overflow()` says so.
     pub throttle_at: Option<u64>,
@@ -373,6 +375,7 @@ impl<D: CpuDriver> System<D> {
             count: 0,
             truth: 0,
             samples: 0,
+            page_updates: 0,
             throttle_at: None,
         });
         Ok(self.events.len() - 1)
@@ -499,6 +502,7 @@ impl<D: CpuDriver> System<D> {
             }
             if let Some(o) = c.pmu.overflow_event(&mut c.model, &mut ev.hw) {
                 ev.count += o.delta;
+                ev.page_updates += u64::from(o.publish);
                 if o.sample {
                     ev.samples += 1;
                     if ev.throttle_at == Some(ev.samples) {

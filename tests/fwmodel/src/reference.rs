@@ -265,6 +265,7 @@ impl PerEvent {
             delta,
             sample,
             last_period,
+            publish: hw.flags.contains(EventFlags::USER_READ_CNT),
         })
     }
 

@@ -8,7 +8,7 @@ use fwmodel::reference::PerEvent;
 use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent};
 use sbi_pmu::abi::{CfgFlags, EventIdx, Fid, HwGeneralEvent, SbiError, SbiVersion};
-use sbi_pmu::counters::HwEvent;
+use sbi_pmu::counters::{EventFlags, HwEvent};
 use sbi_pmu::counters::{HwPerfEvent, PmuInfo};
 use sbi_pmu::errno::{EINVAL, ENOENT, ENOTSUPP};
 use sbi_pmu::events::{
@@ -84,20 +84,32 @@ fn context_switch(sys: &mut System, events: &[usize]) -> (u64, u64) {
 
 #[test]
 fn context_switch_of_counting_events_makes_no_sbi_call() {
-    // Without snapshot memory the counters of counting hardware events keep running while their
-    // task is out: no call either way, and what they count meanwhile is not added to the events.
+    // The counters of counting hardware events keep running while their task is out, with snapshot
+    // memory or without: no call either way, and what they count meanwhile is not added to the
+    // events.
     let attrs = [hw_attr(0), hw_attr(1), hw_attr(4), raw_attr(0x11)];
-    for version in [Version::V0_3, Version::V2_0, Version::V3_0] {
+    for (version, snapshot) in [
+        (Version::V0_3, false),
+        (Version::V2_0, false),
+        (Version::V2_0, true),
+        (Version::V3_0, false),
+        (Version::V3_0, true),
+    ] {
         for bits in [32, 48, 64] {
             let mut cfg = Config::opensbi_like(version, 6, bits);
-            cfg.snapshot = false;
+            cfg.snapshot = snapshot;
             let (mut sys, events) = counting_system(cfg, &attrs);
+            assert_eq!(sys.cpus[0].pmu.snapshot_enabled(), snapshot);
             let matches = calls_of(&sys, 0, Function::CounterConfigMatching);
             for round in 0..3 {
                 sys.tick(0, CYCLES, Mode::U, 1000);
                 sys.tick(0, SimEvent::Raw(0x11), Mode::S, 77);
                 let (out, back) = context_switch(&mut sys, &events);
-                assert_eq!((out, back), (0, 0), "{version:?} {bits} bits round {round}");
+                assert_eq!(
+                    (out, back),
+                    (0, 0),
+                    "{version:?} snapshot {snapshot} {bits} bits round {round}"
+                );
                 assert_eq!(calls_of(&sys, 0, Function::CounterConfigMatching), matches);
             }
             sys.tick(0, INSTRUCTIONS, Mode::S, 5);
@@ -173,10 +185,11 @@ fn context_switch_with_firmware_events_adds_only_their_reads() {
 }
 
 #[test]
-fn context_switch_with_snapshot_is_one_stop_and_one_start_without_reads() {
-    // With snapshot memory the first stop of the window stops every counter with TAKE_SNAPSHOT and
-    // every event, firmware ones included, is updated from the saved values: 5 hardware and 3
-    // firmware events switch out with one call and back in with one, and no counter is read.
+fn context_switch_with_snapshot_stops_firmware_counters_once_and_reads_hardware_ones() {
+    // With snapshot memory the first stop of the window stops every counter that cannot coast (the
+    // firmware ones) with TAKE_SNAPSHOT and their events are updated from the saved values; the
+    // hardware counters coast, read at del and at add: 5 hardware and 3 firmware events switch out
+    // with one call and back in with one, with no firmware read and two CSR reads per hardware event.
     let attrs = [
         hw_attr(0),
         hw_attr(1),
@@ -204,7 +217,11 @@ fn context_switch_with_snapshot_is_one_stop_and_one_start_without_reads() {
             reads,
             "round {round}"
         );
-        assert_eq!(sys.cpus[0].model.csr_reads(), csr_reads, "round {round}");
+        assert_eq!(
+            sys.cpus[0].model.csr_reads(),
+            csr_reads + 10,
+            "round {round}"
+        );
     }
     sys.tick(0, SimEvent::Fw(7), Mode::S, 4);
     sys.settle();
@@ -360,6 +377,27 @@ fn sampling_overflow_without_snapshot_reloads_each_counter() {
     sys.settle();
     sys.check_counts();
     assert_eq!(sys.events[s1].samples, 1);
+}
+
+#[test]
+fn overflow_updates_the_mmap_page_only_where_user_space_reads_the_counter() {
+    let mut sys = System::new(Config::opensbi_like(Version::V2_0, 4, 48), 1);
+    let direct = sys.open(hw_attr(0), 1000).unwrap();
+    let plain = sys.open(hw_attr(1), 1000).unwrap();
+    // What `event_mapped` sets when the sysctl lets user space read the counter.
+    sys.events[direct].hw.flags |= EventFlags::USER_READ_CNT;
+    sys.add(direct, 0, true).unwrap();
+    sys.add(plain, 0, true).unwrap();
+    sys.tick(0, CYCLES, Mode::S, 3000);
+    sys.tick(0, INSTRUCTIONS, Mode::S, 2000);
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[direct].samples, 3);
+    assert_eq!(sys.events[plain].samples, 2);
+    // The page's offset follows the reloaded counter where user space adds the counter to it; a page
+    // without a counter index is read through read(2) and keeps its value until the next schedule.
+    assert_eq!(sys.events[direct].page_updates, 3);
+    assert_eq!(sys.events[plain].page_updates, 0);
 }
 
 #[test]

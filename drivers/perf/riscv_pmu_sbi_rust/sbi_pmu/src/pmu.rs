@@ -70,6 +70,12 @@ pub struct OverflowEvent {
     pub sample: bool,
     /// The period the sample stands for (`perf_sample_data_init(.., last_period)`).
     pub last_period: u64,
+    /// Whether the event's mmap page must follow (`perf_event_update_userpage()`): user space reads
+    /// its counter directly (`USER_READ_CNT`), and the page's offset is the count less the value the
+    /// counter restarts from. A page without a counter index is not read for counts (perf's readers
+    /// fall back to read(2)); it is brought up to date when the event is next scheduled, as a
+    /// software event's is.
+    pub publish: bool,
 }
 
 /// Per-CPU statistics, for debugfs and for measuring the batching. The counters wrap (in centuries):
@@ -133,6 +139,9 @@ pub struct CpuHwEvents {
     reset: u64,
     /// Counters no event holds that keep their firmware mapping (`mapped`).
     parked: u64,
+    /// Hardware counters last started for a counting event that may coast ([`CpuHwEvents::may_coast`]):
+    /// a disable window with snapshot memory leaves them running and reads them.
+    coastable: u64,
     /// The event each parked counter was left by ([`HwEvent::owner`]).
     parked_owner: [u64; RISCV_MAX_COUNTERS],
     /// Firmware counters configured by `counter_config_matching` whose value the driver has not seen.
@@ -176,6 +185,7 @@ impl CpuHwEvents {
             reload: 0,
             reset: 0,
             parked: 0,
+            coastable: 0,
             parked_owner: [0; RISCV_MAX_COUNTERS],
             fresh: 0,
             held: [0; RISCV_MAX_COUNTERS],
@@ -431,6 +441,11 @@ impl CpuHwEvents {
             self.reload |= b;
         }
         self.fresh &= !b;
+        if self.coasts_for(hw, b) {
+            self.coastable |= b;
+        } else {
+            self.coastable &= !b;
+        }
         self.want |= b;
         self.maybe_flush(fw);
     }
@@ -465,11 +480,16 @@ impl CpuHwEvents {
             // The value was never loaded, so the driver no longer knows what the counter holds.
             self.fresh |= b & self.info.fw_mask;
         }
-        if self.snapshot && self.disable_depth > 0 && !never_ran && self.running & b != 0 {
-            // Inside a window with snapshot memory, the first stop stops every running counter in
-            // one call that saves their values, as a PMU-wide disable does: this and every later
-            // read in the window come from those values, and the flush restarts what perf still
-            // wants in one call.
+        if self.snapshot
+            && self.disable_depth > 0
+            && !never_ran
+            && self.running & !self.coastable & b != 0
+        {
+            // Inside a window with snapshot memory, the first stop of a counter that cannot coast
+            // stops every running counter that cannot in one call that saves their values, as a
+            // PMU-wide disable does: this and every later read of them in the window come from
+            // those values, and the flush restarts what perf still wants in one call. Counters that
+            // can coast are read (a CSR read costs less than their share of a stop and a start).
             self.freeze(fw);
         }
         if !keep_running {
@@ -570,6 +590,7 @@ impl CpuHwEvents {
             delta,
             sample,
             last_period,
+            publish: hw.flags().contains(EventFlags::USER_READ_CNT),
         })
     }
 
@@ -585,19 +606,22 @@ impl CpuHwEvents {
     /// Whether the counter `idx` of an event may keep running when the event leaves it
     /// ([`CpuHwEvents::del`]): a counting (not sampling) event on a hardware counter that runs in
     /// firmware with the value the event was last brought up to date from (no reload pending).
-    /// Legacy-mode events are excluded: their fixed counter is reconfigured at every add. So is every
-    /// event with snapshot memory: a hypervisor (KVM) offers it, and there a counter CSR read traps
-    /// to the hypervisor, so one stop that saves every counter and one start cost less than reading
-    /// each counter twice.
+    /// Legacy-mode events are excluded: their fixed counter is reconfigured at every add. Snapshot
+    /// memory does not change the choice: a hypervisor (KVM) offers it, and there a counter CSR read
+    /// traps to the hypervisor, but every SBI call does too, and KVM's stop and start of a counter
+    /// cost several reads (`make bench`, KVM: a stop and a start of one counter about 10,800 ns, a
+    /// read about 1,900 ns; eight counters 133,000 ns).
     #[inline]
     fn may_coast(&self, hw: &impl HwEvent, idx: usize) -> bool {
         let b = bit(idx);
-        !self.snapshot
-            && !hw.is_sampling()
-            && !hw.flags().contains(EventFlags::LEGACY)
-            && self.info.hw_mask & b != 0
-            && self.running & self.want & b != 0
-            && self.reload & b == 0
+        self.coasts_for(hw, b) && self.running & self.want & b != 0 && self.reload & b == 0
+    }
+
+    /// What [`CpuHwEvents::may_coast`] asks of the event and its counter `b` (a bit): a counting, not
+    /// legacy-mode, event on a hardware counter.
+    #[inline(always)]
+    fn coasts_for(&self, hw: &impl HwEvent, b: u64) -> bool {
+        !hw.is_sampling() && !hw.flags().contains(EventFlags::LEGACY) && self.info.hw_mask & b != 0
     }
 
     /// The counters no event holds that were left running ([`CpuHwEvents::del`]).
@@ -911,12 +935,13 @@ impl CpuHwEvents {
         }
     }
 
-    /// Stops every running counter in one call that saves their values in the snapshot page
-    /// (perf's disable window with snapshot memory); the flush starts those perf still wants.
+    /// Stops every running counter that cannot coast in one call that saves their values in the
+    /// snapshot page (perf's disable window with snapshot memory); the flush starts those perf still
+    /// wants.
     fn freeze<F: Firmware>(&mut self, fw: &mut F) {
-        let running = self.running;
+        let running = self.running & !self.coastable;
         if self.stop_taking_snapshot(fw, running) {
-            self.running = 0;
+            self.running &= !running;
             self.stats.freezes = self.stats.freezes.wrapping_add(1);
         }
     }
