@@ -113,6 +113,7 @@ impl SbiPmuModule {
 
         // Every CPU's counters are reset now, so the check may configure and release counters.
         pmu.start_std_events_check()?;
+        pmu.set_snapshot(&cpus);
 
         // perf publishes the width of a counter user space reads directly.
         let info = *pmu.info();

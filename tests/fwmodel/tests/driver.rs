@@ -380,6 +380,51 @@ fn sampling_overflow_without_snapshot_reloads_each_counter() {
 }
 
 #[test]
+fn a_freed_events_parked_counters_are_given_back() {
+    // Under a hypervisor (snapshot memory) every configured counter is a perf event of the host:
+    // once perf frees an event, the counters it left parked, running or stopped, are reset.
+    let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
+    assert!(cfg.snapshot);
+    let (mut sys, events) = counting_system(cfg, &[hw_attr(0), hw_attr(1)]);
+    sys.tick(0, CYCLES, Mode::U, 1000);
+    context_switch(&mut sys, &events);
+    for e in &events {
+        sys.del(*e);
+    }
+    let pmu = &sys.cpus[0].pmu;
+    let (a, b) = (
+        sys.events[events[0]].hw.counter(),
+        sys.events[events[1]].hw.counter(),
+    );
+    assert_eq!((a, b), (None, None));
+    let coasting = pmu.coasting_ctrs();
+    assert_eq!(coasting.count_ones(), 2, "both counters coast");
+    let stops = calls_of(&sys, 0, Function::CounterStop);
+    let owner = sys.events[events[0]].hw.owner();
+    let c = &mut sys.cpus[0];
+    c.pmu.release_parked_of(&mut c.model, owner);
+    // One stop with RESET, for the first event's counter only.
+    assert_eq!(calls_of(&sys, 0, Function::CounterStop), stops + 1);
+    let left = sys.cpus[0].pmu.coasting_ctrs();
+    assert_eq!(left.count_ones(), 1);
+    assert_eq!(left & !coasting, 0);
+    assert_eq!(sys.cpus[0].pmu.parked_ctrs(), left);
+    // An unknown owner or one that parked nothing changes nothing.
+    let c = &mut sys.cpus[0];
+    c.pmu.release_parked_of(&mut c.model, owner);
+    c.pmu.release_parked_of(&mut c.model, 0);
+    assert_eq!(calls_of(&sys, 0, Function::CounterStop), stops + 1);
+    // The other event comes back to its counter without a call; the checks of the model hold.
+    let calls = sys.calls_since_boot();
+    sys.add(events[1], 0, true).unwrap();
+    assert_eq!(sys.calls_since_boot(), calls);
+    sys.tick(0, INSTRUCTIONS, Mode::S, 7);
+    sys.settle();
+    sys.check_invariants();
+    assert_eq!(sys.events[events[1]].count, 7);
+}
+
+#[test]
 fn overflow_updates_the_mmap_page_only_where_user_space_reads_the_counter() {
     let mut sys = System::new(Config::opensbi_like(Version::V2_0, 4, 48), 1);
     let direct = sys.open(hw_attr(0), 1000).unwrap();

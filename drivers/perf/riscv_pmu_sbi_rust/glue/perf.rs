@@ -552,6 +552,13 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
+    /// The event is being freed (`event->destroy`, set for every event `event_init` accepted): it
+    /// is on no CPU and will not come back. Runs once, in process context, where it may wait for
+    /// other CPUs (`cpus`, the PMU's per-CPU state).
+    fn destroy(&self, _cpus: &CpuStates<Self::CpuState>, _event: &PerfEvent) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
     /// The mmap page's `index` of a running event: one more than the index of the counter user
     /// space may read directly, or 0 when it must use read(2) (`pmu::event_idx`). It may run on
     /// any CPU.
@@ -740,8 +747,27 @@ impl<T: Driver> Adapter<T> {
             let event = unsafe { PerfEvent::from_raw(event) };
             let init = EventInit { _p: PhantomData };
             registration.driver.event_init(event, &init)?;
+            if T::HAS_DESTROY {
+                // SAFETY: The event is being initialised by this callback and perf core does not
+                // touch `destroy` until it frees the event (or fails its setup right after this
+                // callback), when it calls it once.
+                unsafe { (*event.as_raw()).destroy = Some(Self::destroy_callback) };
+            }
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// `event` must be passed by perf core to `event->destroy`, which `event_init_callback` set.
+    unsafe extern "C" fn destroy_callback(event: *mut bindings::perf_event) {
+        // SAFETY: `_free_event()` (and `perf_try_init_event()` when perf core refuses the event
+        // after `event_init`) calls `destroy` before it drops the event's reference on the PMU's
+        // module, so `event->pmu` is still this PMU; both run in process context.
+        let registration = unsafe { Self::registration((*event).pmu) };
+        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
+        let event = unsafe { PerfEvent::from_raw(event) };
+        registration.driver.destroy(&registration.cpus, event);
     }
 
     /// # Safety

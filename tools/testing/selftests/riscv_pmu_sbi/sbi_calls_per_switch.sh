@@ -7,7 +7,7 @@
 # was switched out.
 # With snapshot memory a second task has 8 events, 5 hardware and 3 firmware, and the switch costs one stop and
 # one start, of the firmware counters: their events are updated from the values the stop saved, so no
-# counter_fw_read.
+# counter_fw_read; and once the events are freed no counter stays parked for them.
 set -uo pipefail
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
 
@@ -77,6 +77,15 @@ switch_case() {
 if [ "$SNAPSHOT" = 1 ]; then
   switch_case sbi_calls_per_switch_snapshot_hw "$HW_EVENTS" 4
   switch_case sbi_calls_per_switch_snapshot "$MIX_EVENTS" 8
+  # Under the hypervisor each configured counter is a perf event of the host: once perf stat has exited and
+  # its events are freed, no CPU keeps a counter parked for them, running or not.
+  COUNTERS=/sys/kernel/debug/riscv_pmu_sbi_rust/counters
+  kept=$(awk '$1 ~ /^[0-9]+$/ && ($6 != "0x0" || $7 != "0x0")' "$COUNTERS")
+  if [ -n "$kept" ]; then
+    fail "sbi_calls_per_switch_snapshot_released counters still parked after the events were freed: $(tr '\n' ';' <<<"$kept")"
+  else
+    pass "sbi_calls_per_switch_snapshot_released"
+  fi
 else
   switch_case sbi_calls_per_switch "$HW_EVENTS" 4
 fi

@@ -848,6 +848,21 @@ impl CpuHwEvents {
         Ok(idx)
     }
 
+    /// Gives back to firmware (one `counter_stop` with RESET) the counters parked by the event
+    /// `owner` ([`HwEvent::owner`]), running or not: perf freed it, so it will not come back for
+    /// them. Counters another event took since are left alone.
+    pub fn release_parked_of<F: Firmware>(&mut self, fw: &mut F, owner: u64) {
+        if owner == 0 {
+            return;
+        }
+        let mask = counters_in(self.parked)
+            .filter(|&i| self.parked_owner.get(i) == Some(&owner))
+            .fold(0, |m, i| m | bit(i));
+        if mask != 0 {
+            self.reset_now(fw, mask);
+        }
+    }
+
     /// Records the counter `b` (a bit) as held by an event, in the mask of its kind.
     #[inline]
     fn mark_used(&mut self, b: u64) {
