@@ -140,7 +140,8 @@ pub struct CpuHwEvents {
     /// Counters no event holds that keep their firmware mapping (`mapped`).
     parked: u64,
     /// Hardware counters last started for a counting event that may coast ([`CpuHwEvents::may_coast`]):
-    /// a disable window with snapshot memory leaves them running and reads them.
+    /// a disable window with snapshot memory leaves them running and reads them. Kept with snapshot
+    /// memory only.
     coastable: u64,
     /// The event each parked counter was left by ([`HwEvent::owner`]).
     parked_owner: [u64; RISCV_MAX_COUNTERS],
@@ -441,10 +442,13 @@ impl CpuHwEvents {
             self.reload |= b;
         }
         self.fresh &= !b;
-        if self.coasts_for(hw, b) {
-            self.coastable |= b;
-        } else {
-            self.coastable &= !b;
+        // Only a window with snapshot memory looks at it (`freeze`).
+        if self.snapshot {
+            if self.coasts_for(hw, b) {
+                self.coastable |= b;
+            } else {
+                self.coastable &= !b;
+            }
         }
         self.want |= b;
         self.maybe_flush(fw);
