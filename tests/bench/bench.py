@@ -496,5 +496,6 @@ def main():
     say(f"results: {os.path.join(args.out, 'bench.txt')}, {csv_path}, {png}, raw logs in {raw}")
     say(f"done in {(time.monotonic() - start) / 60:.1f} minutes")
 
+
 if __name__ == "__main__":
     main()

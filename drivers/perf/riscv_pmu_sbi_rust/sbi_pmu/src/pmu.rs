@@ -94,8 +94,8 @@ pub struct PmuStats {
     pub overflow_calls: u64,
     /// SBI calls that failed with an error other than ALREADY_STARTED/ALREADY_STOPPED.
     pub errors: u64,
-    /// Stops in a disable window that stopped every running counter, saving their values
-    /// (snapshot memory only). Counters perf still wants then start again at the flush: a window
+    /// Stops in a disable window that stopped every running counter that cannot coast, saving
+    /// their values (snapshot memory only). Counters perf still wants then start again at the flush: a window
     /// that stops few of many running events costs that one start more than stopping each alone.
     pub freezes: u64,
 }
@@ -613,8 +613,8 @@ impl CpuHwEvents {
     /// Legacy-mode events are excluded: their fixed counter is reconfigured at every add. Snapshot
     /// memory does not change the choice: a hypervisor (KVM) offers it, and there a counter CSR read
     /// traps to the hypervisor, but every SBI call does too, and KVM's stop and start of a counter
-    /// cost several reads (`make bench`, KVM: a stop and a start of one counter about 10,800 ns, a
-    /// read about 1,900 ns; eight counters 133,000 ns).
+    /// cost several reads (`make bench`, KVM: a stop and a start of one counter about 10,400 ns, a
+    /// read about 1,900 ns; eight counters 130,700 ns).
     #[inline]
     fn may_coast(&self, hw: &impl HwEvent, idx: usize) -> bool {
         let b = bit(idx);
