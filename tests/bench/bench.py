@@ -6,7 +6,7 @@ usage: tests/bench/bench.py [--quick] [--firmware LIST] [--out DIR] [--jobs N] [
 Builds (or reuses) the bench kernel (the test kernel without its debug options), the Rust module against it and
 the guest root filesystem, then boots the bench kernel once per driver and firmware (OpenSBI 1.5, QEMU's own,
 OpenSBI 1.9, Debian's, and KVM's SBI PMU in a nested guest, whose L1 guest runs on OpenSBI 1.5) in QEMU's
-deterministic mode (-smp 1 -icount shift=0,sleep=on, where a guest nanosecond is a guest instruction; nested,
+deterministic mode (-smp 1 -icount shift=0,sleep=off, where a guest nanosecond is a guest instruction; nested,
 an L2 nanosecond is an L1 instruction), two boots at once, and runs the benchmark programs of tests/bench/progs
 through tests/bench/guest/run-bench in each. The nested guest gets no overflow interrupts (the outer QEMU does not
 raise them for KVM's counters), so the sampling figures are left out there. It prints, per firmware, a table of C, Rust, Rust/C, the floor (the
@@ -294,9 +294,9 @@ def tables(rows, info, firmware, skips):
     out = []
     add = out.append
     reps = info.get("reps", "?")
-    where = ("an L2 guest with one vCPU under KVM in an L1 guest at QEMU -smp 1 -icount shift=0,sleep=on (L2 ns = L1 "
+    where = ("an L2 guest with one vCPU under KVM in an L1 guest at QEMU -smp 1 -icount shift=0,sleep=off (L2 ns = L1 "
              "instructions)" if firmware == NESTED else
-             "QEMU -smp 1 -icount shift=0,sleep=on (guest ns = guest instructions)")
+             "QEMU -smp 1 -icount shift=0,sleep=off (guest ns = guest instructions)")
     add(f"\n{firmware}: bench kernel {info.get('kernel', '?')}, {where}, "
         f"{'one run' if reps == '1' else f'median of {reps} runs'} per figure; floor: the same "
         f"on software events (Rust driver's boot)\n")
