@@ -909,6 +909,22 @@ impl perf::Driver for RiscvPmu {
         cpu.core.pmu_enable(&mut cpu.fw);
     }
 
+    /// `pmu->start_txn`: nothing to record. `add` claims a counter or fails at once (and
+    /// `event_init` refused groups that cannot have their counters together), so a group has
+    /// nothing left to check at commit; and the adds of a group are batched already, since perf
+    /// core disables the PMU around the scheduling of a whole context (`perf_ctx_disable()`),
+    /// while an add outside such a window flushes at once as it must. perf core's own stubs would
+    /// open one more window per group, on every context switch.
+    fn start_txn(&self) {}
+
+    /// `pmu->commit_txn`: every event of the group has its counter (see `start_txn`).
+    fn commit_txn(&self) -> Result {
+        Ok(())
+    }
+
+    /// `pmu->cancel_txn`: perf core deleted the events it had added; nothing else to undo.
+    fn cancel_txn(&self) {}
+
     /// `event->destroy`: with snapshot memory (a hypervisor, KVM), the counters the event left
     /// parked are given back to firmware on every CPU (one `counter_stop` with RESET where it left
     /// one), running or not: there each configured counter is a perf event of the host, and those

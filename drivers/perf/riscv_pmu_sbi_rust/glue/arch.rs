@@ -80,35 +80,50 @@ pub(crate) fn has_sscofpmf() -> bool {
     unsafe { bindings::rpmu_has_sscofpmf() }
 }
 
-/// Reads the counter CSR `csr` (`cycle`, `time`, `instret`, `hpmcounter3`..`hpmcounter31`: 0xc00
-/// to 0xc1f) or `scountovf` (0xda0) of this hart; 0 for any other number. Inlined: `read()` of an
-/// event runs it, and the call would cost as much as the jump table.
-#[inline(always)]
-pub(crate) fn read_counter_csr(csr: u16) -> u64 {
-    // The CSR number is part of the instruction, so each counter needs its own `csrr`.
-    macro_rules! csrr_match {
-        ($csr:expr; $($num:literal)*) => {
-            match $csr {
-                $(
-                    $num => {
-                        let value: usize;
-                        // SAFETY: Reading a counter CSR or `scountovf` has no side effect and
-                        // touches no memory; the firmware gives the supervisor access to them.
-                        unsafe {
-                            asm!(concat!("csrr {0}, ", $num), out(reg) value,
-                                 options(nomem, nostack))
-                        };
-                        value as u64
-                    }
-                )*
-                _ => 0,
-            }
+/// One reader per counter CSR, `cycle` (0xc00) to `hpmcounter31` (0xc1f): the CSR number is part of
+/// the instruction, so each counter needs its own `csrr`. A table of them costs one indirect call
+/// per read, where a `match` over the numbers is a chain of compares (the kernel builds without
+/// jump tables).
+static COUNTER_READERS: [fn() -> u64; 32] = {
+    macro_rules! csr_readers {
+        ($($num:literal)*) => {
+            [$({
+                fn read() -> u64 {
+                    let value: usize;
+                    // SAFETY: Reading a counter CSR has no side effect and touches no memory; the
+                    // firmware gives the supervisor access to them.
+                    unsafe {
+                        asm!(concat!("csrr {0}, ", $num), out(reg) value, options(nomem, nostack))
+                    };
+                    value as u64
+                }
+                read as fn() -> u64
+            },)*]
         };
     }
-    csrr_match!(csr;
+    csr_readers!(
         0xc00 0xc01 0xc02 0xc03 0xc04 0xc05 0xc06 0xc07 0xc08 0xc09 0xc0a 0xc0b 0xc0c 0xc0d 0xc0e 0xc0f
         0xc10 0xc11 0xc12 0xc13 0xc14 0xc15 0xc16 0xc17 0xc18 0xc19 0xc1a 0xc1b 0xc1c 0xc1d 0xc1e 0xc1f
-        0xda0)
+    )
+};
+
+/// The number of `scountovf`, the overflow bits of the counters (Sscofpmf).
+const CSR_SCOUNTOVF: u16 = 0xda0;
+
+/// Reads the counter CSR `csr` (`cycle`, `time`, `instret`, `hpmcounter3`..`hpmcounter31`: 0xc00
+/// to 0xc1f) or `scountovf` (0xda0) of this hart; 0 for any other number.
+#[inline(always)]
+pub(crate) fn read_counter_csr(csr: u16) -> u64 {
+    if let Some(read) = COUNTER_READERS.get(usize::from(csr.wrapping_sub(0xc00))) {
+        return read();
+    }
+    if csr != CSR_SCOUNTOVF {
+        return 0;
+    }
+    let value: usize;
+    // SAFETY: As in `COUNTER_READERS`: `scountovf` is read-only and touches no memory.
+    unsafe { asm!("csrr {0}, 0xda0", out(reg) value, options(nomem, nostack)) };
+    value as u64
 }
 
 /// Sets `scounteren` of this hart: which counter CSRs user mode may read.

@@ -33,7 +33,7 @@ use core::{
 use kernel::{
     c_str,
     error::{from_result, to_result},
-    ffi::{c_int, c_void},
+    ffi::{c_int, c_uint, c_void},
     init::pin_init_from_closure,
     prelude::*,
     sync::Arc,
@@ -402,9 +402,12 @@ pub(crate) const MAX_COUNTERS: usize = 64;
 /// A non-null entry of `events` is an event perf core has added to a PMU on this CPU (its `add`
 /// callback succeeded) and not yet deleted: `del` clears it before the event leaves.
 struct PmuCpu<D> {
-    events: [Cell<*mut bindings::perf_event>; MAX_COUNTERS],
+    events: EventTable,
     state: RefCell<D>,
 }
+
+/// The events on one CPU's counters, by counter (part of a [`PmuCpu`], whose invariant it keeps).
+struct EventTable([Cell<*mut bindings::perf_event>; MAX_COUNTERS]);
 
 // SAFETY: The event pointers are only dereferenced on this CPU (see `CpuStates::event`); `D` is
 // `Send`.
@@ -418,7 +421,7 @@ impl<D: Send> CpuStates<D> {
     pub(crate) fn new(init: impl Fn(u32) -> D) -> Result<Self> {
         Ok(Self(PerCpu::new(|cpu| PmuCpu {
             // INVARIANT: No entry is set.
-            events: [const { Cell::new(core::ptr::null_mut()) }; MAX_COUNTERS],
+            events: EventTable([const { Cell::new(core::ptr::null_mut()) }; MAX_COUNTERS]),
             state: RefCell::new(init(cpu)),
         })?))
     }
@@ -433,8 +436,20 @@ impl<D: Send> CpuStates<D> {
         cpu: &LocalCpu<'_>,
         f: impl FnOnce(&mut D) -> R,
     ) -> Option<R> {
-        match self.0.local(cpu).state.try_borrow_mut() {
-            Ok(mut state) => Some(f(&mut state)),
+        self.with_local_table(cpu, |state, _| f(state))
+    }
+
+    /// [`CpuStates::with_local`], with this CPU's table of events beside the state (one per-CPU
+    /// lookup for both).
+    #[inline(always)]
+    fn with_local_table<R>(
+        &self,
+        cpu: &LocalCpu<'_>,
+        f: impl FnOnce(&mut D, &EventTable) -> R,
+    ) -> Option<R> {
+        let local = self.0.local(cpu);
+        match local.state.try_borrow_mut() {
+            Ok(mut state) => Some(f(&mut state, &local.events)),
             Err(_) => {
                 percpu::warn_once(c_str!("PMU state of a CPU borrowed while borrowed"));
                 None
@@ -444,7 +459,7 @@ impl<D: Send> CpuStates<D> {
 
     /// The event on counter `idx` of this CPU, if any, for as long as interrupts stay disabled.
     pub(crate) fn event<'a>(&'a self, cpu: &'a LocalCpu<'_>, idx: usize) -> Option<&'a PerfEvent> {
-        let ptr = self.0.local(cpu).events.get(idx)?.get();
+        let ptr = self.0.local(cpu).events.0.get(idx)?.get();
         if ptr.is_null() {
             return None;
         }
@@ -470,34 +485,41 @@ impl<D: Send> CpuStates<D> {
             .flatten()
     }
 
-    /// Records `event` on the counter `idx` of this CPU.
-    fn set_event(&self, cpu: &LocalCpu<'_>, idx: Option<usize>, event: *mut bindings::perf_event) {
-        let events = &self.0.local(cpu).events;
+    /// Forgets `event` wherever this CPU's table has it.
+    fn clear_event(&self, cpu: &LocalCpu<'_>, event: *mut bindings::perf_event) {
+        self.0.local(cpu).events.clear(None, event);
+    }
+}
+
+impl EventTable {
+    /// Records `event` on the counter `idx`.
+    #[inline(always)]
+    fn set(&self, idx: Option<usize>, event: *mut bindings::perf_event) {
         // INVARIANT: `add` succeeded for the event. An event the driver left without a counter
         // (or with an out-of-range one) is not recorded.
-        if let Some(slot) = idx.and_then(|idx| events.get(idx)) {
+        if let Some(slot) = idx.and_then(|idx| self.0.get(idx)) {
             slot.set(event);
         }
     }
 
-    /// Forgets `event` wherever this CPU's table has it; `idx` is where it should be.
-    fn clear_event(
-        &self,
-        cpu: &LocalCpu<'_>,
-        idx: Option<usize>,
-        event: *mut bindings::perf_event,
-    ) {
-        let events = &self.0.local(cpu).events;
+    /// Forgets `event` wherever the table has it; `idx` is where it should be.
+    #[inline(always)]
+    fn clear(&self, idx: Option<usize>, event: *mut bindings::perf_event) {
         if let Some(slot) = idx
-            .and_then(|idx| events.get(idx))
+            .and_then(|idx| self.0.get(idx))
             .filter(|s| s.get() == event)
         {
             slot.set(core::ptr::null_mut());
             return;
         }
-        // Not where `hw.idx` says: every entry is checked, so the invariant holds whatever the driver
-        // did with `hw.idx`.
-        for slot in events {
+        self.clear_anywhere(event);
+    }
+
+    /// [`EventTable::clear`] for an event not where `hw.idx` says: every entry is checked, so the
+    /// invariant holds whatever the driver did with `hw.idx`.
+    #[cold]
+    fn clear_anywhere(&self, event: *mut bindings::perf_event) {
+        for slot in &self.0 {
             if slot.get() == event {
                 slot.set(core::ptr::null_mut());
             }
@@ -549,6 +571,27 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
 
     /// Closes the window opened by [`Driver::pmu_disable`] (`pmu::pmu_enable`).
     fn pmu_enable(&self, _cpu: &mut Self::CpuState) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Opens a transaction over a group's events (`pmu::start_txn`): between this and
+    /// [`Driver::commit_txn`] or [`Driver::cancel_txn`], on this CPU with interrupts disabled,
+    /// perf core adds (`PERF_PMU_TXN_ADD`) or reads (`PERF_PMU_TXN_READ`) the events of one group.
+    /// A driver implements the three together; without them perf core brackets a group's adds with
+    /// [`Driver::pmu_disable`] and [`Driver::pmu_enable`].
+    fn start_txn(&self) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Ends the transaction (`pmu::commit_txn`): an error says the group cannot be scheduled as a
+    /// whole, and perf core then deletes the events it added.
+    fn commit_txn(&self) -> Result {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Abandons the transaction after an `add` failed (`pmu::cancel_txn`); perf core has deleted
+    /// the group's events that were added.
+    fn cancel_txn(&self) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
@@ -623,6 +666,12 @@ impl<T: Driver> Registration<T> {
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
     ) -> impl PinInit<PmuContainer, Error> {
+        // perf core takes the three transaction callbacks together or none of them.
+        if T::HAS_START_TXN != T::HAS_COMMIT_TXN || T::HAS_START_TXN != T::HAS_CANCEL_TXN {
+            kernel::build_error!(
+                "a PMU driver implements start_txn, commit_txn and cancel_txn together"
+            );
+        }
         let init = move |slot: *mut PmuContainer| {
             // CAST: Both `module` types are bindgen's image of the same `struct module`.
             let module = module.as_ptr().cast::<bindings::module>();
@@ -647,6 +696,21 @@ impl<T: Driver> Registration<T> {
                 },
                 pmu_disable: if T::HAS_PMU_DISABLE {
                     Some(Adapter::<T>::pmu_disable_callback)
+                } else {
+                    None
+                },
+                start_txn: if T::HAS_START_TXN {
+                    Some(Adapter::<T>::start_txn_callback)
+                } else {
+                    None
+                },
+                commit_txn: if T::HAS_START_TXN {
+                    Some(Adapter::<T>::commit_txn_callback)
+                } else {
+                    None
+                },
+                cancel_txn: if T::HAS_START_TXN {
+                    Some(Adapter::<T>::cancel_txn_callback)
                 } else {
                     None
                 },
@@ -722,7 +786,7 @@ impl<T: Driver> Adapter<T> {
     #[inline(always)]
     unsafe fn with_state<R>(
         event: *mut bindings::perf_event,
-        f: impl FnOnce(&Registration<T>, &LocalCpu<'_>, &mut T::CpuState, &PerfEvent) -> R,
+        f: impl FnOnce(&Registration<T>, &EventTable, &mut T::CpuState, &PerfEvent) -> R,
     ) -> Option<R> {
         // SAFETY: Guaranteed by the caller: perf core set `event->pmu` to the PMU of the callback.
         let registration = unsafe { Self::registration((*event).pmu) };
@@ -733,7 +797,7 @@ impl<T: Driver> Adapter<T> {
         let ev = unsafe { PerfEvent::from_raw(event) };
         registration
             .cpus
-            .with_local(&cpu, |state| f(registration, &cpu, state, ev))
+            .with_local_table(&cpu, |state, events| f(registration, events, state, ev))
     }
 
     /// # Safety
@@ -777,10 +841,9 @@ impl<T: Driver> Adapter<T> {
         from_result(|| {
             // SAFETY: Guaranteed by the caller.
             let added = unsafe {
-                Self::with_state(event, |reg, cpu, state, ev| {
+                Self::with_state(event, |reg, events, state, ev| {
                     reg.driver.add(state, ev, EventFlags::from_raw(flags))?;
-                    let idx = usize::try_from(ev.hw().idx()).ok();
-                    reg.cpus.set_event(cpu, idx, event);
+                    events.set(usize::try_from(ev.hw().idx()).ok(), event);
                     Ok::<(), Error>(())
                 })
             };
@@ -795,9 +858,8 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn del_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
         let deleted = unsafe {
-            Self::with_state(event, |reg, cpu, state, ev| {
-                reg.cpus
-                    .clear_event(cpu, usize::try_from(ev.hw().idx()).ok(), event);
+            Self::with_state(event, |reg, events, state, ev| {
+                events.clear(usize::try_from(ev.hw().idx()).ok(), event);
                 reg.driver.del(state, ev, EventFlags::from_raw(flags));
             })
         };
@@ -807,7 +869,7 @@ impl<T: Driver> Adapter<T> {
             let cpu = unsafe { LocalCpu::new() };
             // SAFETY: Guaranteed by the caller.
             let registration = unsafe { Self::registration((*event).pmu) };
-            registration.cpus.clear_event(&cpu, None, event);
+            registration.cpus.clear_event(&cpu, event);
         }
     }
 
@@ -875,6 +937,33 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn pmu_disable_callback(pmu: *mut bindings::pmu) {
         // SAFETY: Guaranteed by the caller.
         unsafe { Self::with_pmu_state(pmu, |driver, state| driver.pmu_disable(state)) }
+    }
+
+    /// # Safety
+    ///
+    /// `pmu` must be passed by perf core to the `start_txn` callback.
+    unsafe extern "C" fn start_txn_callback(pmu: *mut bindings::pmu, _flags: c_uint) {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(pmu) };
+        registration.driver.start_txn();
+    }
+
+    /// # Safety
+    ///
+    /// `pmu` must be passed by perf core to the `commit_txn` callback.
+    unsafe extern "C" fn commit_txn_callback(pmu: *mut bindings::pmu) -> c_int {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(pmu) };
+        from_result(|| registration.driver.commit_txn().map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// `pmu` must be passed by perf core to the `cancel_txn` callback.
+    unsafe extern "C" fn cancel_txn_callback(pmu: *mut bindings::pmu) {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(pmu) };
+        registration.driver.cancel_txn();
     }
 
     /// # Safety

@@ -908,7 +908,19 @@ impl CpuHwEvents {
     }
 
     /// Carries out the planner's calls for the recorded work.
+    #[inline]
     fn flush<F: Firmware>(&mut self, fw: &mut F) {
+        // Most windows change nothing in firmware (a context switch of counters that coast): no
+        // counter to stop, start, reload or reset, and then nothing to plan or to forget.
+        if (self.want ^ self.running) | self.reload | self.reset == 0 {
+            return;
+        }
+        self.flush_work(fw);
+    }
+
+    /// [`CpuHwEvents::flush`] with work recorded.
+    #[inline(never)]
+    fn flush_work<F: Firmware>(&mut self, fw: &mut F) {
         let state = FlushState {
             running: self.running,
             want: self.want,
