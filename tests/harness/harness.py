@@ -66,9 +66,9 @@ ENTRY_SUITES = {"kvm": ["checks"], "no-pmu": ["checks"], "sbi02": ["checks"], "d
                 "dtmap-malformed": ["checks"]}
 # Entries where only some tests run (run-suites --only). In the kvm entry `make test` runs the driver's
 # detection of the snapshot memory, the overflow path through it ({...}:S leader sampling with -c, where the
-# C driver's restart defect shows) and the SBI calls of the switch path with it (none for counting hardware
-# events, one stop and one start per switch with firmware events, no counter left parked for freed events:
-# check/sbi_calls_per_switch); `make test-kvm` (--full kvm) runs every check there, check/sampling (-c,
+# C driver's restart defect shows) and the SBI calls of the switch path with it (under KVM the counters are
+# released at every switch out: a counter_config_matching per event and one start in, one stop with RESET out,
+# no counter left configured: check/sbi_calls_per_switch); `make test-kvm` (--full kvm) runs every check there, check/sampling (-c,
 # -F and a profile) included: nested, a check costs about eight times its guest time in host time, and most of
 # check/sampling's results are expected failures there (see the expectations). The entries without the PMU
 # extension have their own check.

@@ -43,7 +43,10 @@ use crate::glue::{
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
 use sbi_pmu::{
-    abi::{EventIdx, Fid, SbiVersion, EXT_PMU, RISCV_MAX_COUNTERS},
+    abi::{
+        EventIdx, Fid, SbiVersion, BASE_GET_IMPL_ID, EXT_BASE, EXT_PMU, IMPL_ID_KVM,
+        RISCV_MAX_COUNTERS,
+    },
     counters::{
         counters_in, group_fits, scounteren_base, user_read_allowed, EventFlags as HwFlags,
         HesState, HwEvent, PmuInfo,
@@ -362,10 +365,17 @@ impl RiscvPmu {
         }
         pr_info!("SBI PMU extension is available\n");
 
-        let info = PmuInfo::probe(&mut SbiFirmware::new(false), version).map_err(|_| {
+        let mut info = PmuInfo::probe(&mut SbiFirmware::new(false), version).map_err(|_| {
             pr_err!("SBI PMU extension doesn't provide any counters\n");
             ENODEV
         })?;
+        // KVM answers a user-mode read of any configured counter, whatever the guest's scounteren
+        // says: no counter may stay configured for an event that left its CPU.
+        let impl_id = arch::sbi_ecall(EXT_BASE, BASE_GET_IMPL_ID, [0; 6]);
+        if impl_id.error == 0 && impl_id.value == IMPL_ID_KVM {
+            info.configured_counters_readable = true;
+            pr_info!("KVM lets user mode read any configured counter: counters are released when their events leave a CPU\n");
+        }
         if info.cmask == 0 {
             pr_err!("SBI PMU extension doesn't provide any counters\n");
             return Err(ENODEV);

@@ -269,7 +269,8 @@ impl<D: CpuDriver> System<D> {
     pub fn with_driver(cfg: Config, ncpus: usize) -> Self {
         let mut boot = Model::new(cfg.clone());
         let version = SbiVersion::from_raw(boot.spec_version());
-        let info = PmuInfo::probe(&mut boot, version).expect("probe");
+        let mut info = PmuInfo::probe(&mut boot, version).expect("probe");
+        info.configured_counters_readable = cfg.reads_configured_counters;
         let std_events = info.check_std_events(&mut boot);
         let cpus = (0..ncpus)
             .map(|i| {

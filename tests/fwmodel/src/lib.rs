@@ -135,6 +135,9 @@ pub struct Config {
     pub platform_fw_events: bool,
     /// Seed of the values hardware counters hold before anything configures them.
     pub seed: u64,
+    /// Whether user mode can read any configured counter whatever `scounteren` says, as under KVM
+    /// (the driver is told so: [`sbi_pmu::counters::PmuInfo::configured_counters_readable`]).
+    pub reads_configured_counters: bool,
 }
 
 impl Config {
@@ -171,6 +174,7 @@ impl Config {
             raw_events: true,
             platform_fw_events: true,
             seed: 1,
+            reads_configured_counters: false,
         }
     }
 }

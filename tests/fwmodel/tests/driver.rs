@@ -233,6 +233,86 @@ fn context_switch_with_snapshot_stops_firmware_counters_once_and_reads_hardware_
 }
 
 #[test]
+fn where_user_mode_reads_configured_counters_none_stays_configured_for_a_switched_out_task() {
+    // Under KVM user mode reads any configured counter, whatever the guest's scounteren says: the
+    // counters of events that leave the CPU are stopped with RESET in one call at the flush (no
+    // parking, no coasting), configured again when the events come back, and the counts stay exact.
+    for snapshot in [false, true] {
+        let mut cfg = Config::opensbi_like(Version::V2_0, 6, 48);
+        cfg.snapshot = snapshot;
+        cfg.reads_configured_counters = true;
+        let attrs = [hw_attr(0), hw_attr(1), raw_attr(0x11), fw_attr(5)];
+        let (mut sys, events) = counting_system(cfg, &attrs);
+        for round in 0..3 {
+            sys.tick(0, CYCLES, Mode::U, 1000);
+            sys.tick(0, SimEvent::Raw(0x11), Mode::S, 77);
+            sys.tick(0, SimEvent::Fw(5), Mode::S, 3);
+            let idxs: Vec<usize> = events
+                .iter()
+                .map(|e| sys.events[*e].hw.counter().unwrap())
+                .collect();
+            let matches = calls_of(&sys, 0, Function::CounterConfigMatching);
+            let stops = calls_of(&sys, 0, Function::CounterStop);
+            sys.disable(0);
+            for e in &events {
+                sys.del(*e);
+            }
+            sys.enable(0);
+            for idx in &idxs {
+                assert_eq!(
+                    sys.cpus[0].model.counter_event(*idx),
+                    None,
+                    "snapshot {snapshot} round {round}: counter {idx} still configured"
+                );
+            }
+            assert!(
+                calls_of(&sys, 0, Function::CounterStop) <= stops + 2,
+                "snapshot {snapshot} round {round}"
+            );
+            assert_eq!(sys.cpus[0].pmu.parked_ctrs(), 0);
+            sys.check_invariants();
+            sys.disable(0);
+            for e in &events {
+                sys.add(*e, 0, true).unwrap();
+            }
+            sys.enable(0);
+            assert_eq!(
+                calls_of(&sys, 0, Function::CounterConfigMatching),
+                matches + 4,
+                "snapshot {snapshot} round {round}"
+            );
+            sys.check_invariants();
+        }
+        sys.tick(0, INSTRUCTIONS, Mode::S, 5);
+        sys.settle();
+        sys.check_counts();
+        assert_eq!(sys.events[events[0]].count, 3000);
+        assert_eq!(sys.events[events[1]].count, 5);
+        assert_eq!(sys.events[events[2]].count, 231);
+        assert_eq!(sys.events[events[3]].count, 9);
+    }
+}
+
+#[test]
+fn an_event_leaving_and_returning_in_one_window_gets_a_counter_where_user_mode_reads_them() {
+    // The counter an event left waits for its reset until the flush; an event that needs it in the
+    // same window (here the only counter it may use) has it reset at once and configured again.
+    let mut cfg = Config::opensbi_like(Version::V2_0, 1, 48);
+    cfg.reads_configured_counters = true;
+    let (mut sys, events) = counting_system(cfg, &[raw_attr(0x11)]);
+    sys.tick(0, SimEvent::Raw(0x11), Mode::S, 10);
+    sys.disable(0);
+    sys.del(events[0]);
+    sys.add(events[0], 0, true).unwrap();
+    sys.enable(0);
+    sys.check_invariants();
+    sys.tick(0, SimEvent::Raw(0x11), Mode::S, 7);
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[events[0]].count, 17);
+}
+
+#[test]
 fn reference_issues_the_c_driver_calls() {
     let cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     let mut sys = System::<PerEvent>::with_driver(cfg, 1);

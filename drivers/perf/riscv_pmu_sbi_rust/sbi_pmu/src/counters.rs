@@ -322,6 +322,12 @@ pub struct PmuInfo {
     /// unusable counters: computed once, as the context switch and the overflow interrupt ask for it
     /// (the `scounteren` bit, the mmap page's index).
     hw_of_logical: [u8; RISCV_MAX_COUNTERS],
+    /// Whether user mode can read a configured counter whatever `scounteren` says: KVM answers a
+    /// user-mode counter read the guest's `scounteren` forbids (a virtual instruction trap) with the
+    /// counter's value whenever the counter is configured. Then no counter stays configured for an
+    /// event that left its CPU ([`crate::pmu::CpuHwEvents::del`]). Set by the caller, who knows the
+    /// SBI implementation; false from [`PmuInfo::probe`].
+    pub configured_counters_readable: bool,
 }
 
 /// [`PmuInfo`]'s mark of a logical counter without a hardware counter.
@@ -355,6 +361,7 @@ impl PmuInfo {
             ctr_info: [0; RISCV_MAX_COUNTERS],
             logical_of_hw: [0; RISCV_MAX_COUNTERS],
             hw_of_logical: [NO_HW_COUNTER; RISCV_MAX_COUNTERS],
+            configured_counters_readable: false,
         };
         for (i, raw) in infos.iter().enumerate().take(RISCV_MAX_COUNTERS) {
             if let Some(raw) = raw.filter(|raw| *raw != 0) {

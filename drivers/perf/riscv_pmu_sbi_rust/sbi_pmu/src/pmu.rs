@@ -367,22 +367,31 @@ impl CpuHwEvents {
     /// such events then makes no SBI call at all. A coasting counter stops as soon as another event
     /// needs it (stopped with RESET like any parked counter), at an overflow interrupt, and when the
     /// CPU stops.
+    ///
+    /// Where user mode can read any configured counter ([`PmuInfo::configured_counters_readable`]:
+    /// KVM), nothing is parked or coasts: the counter is stopped with RESET at the flush, as the C
+    /// driver does at once, so no other task can read what it counted.
     #[inline]
     pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
         let Some(idx) = self.used_counter(hw) else {
             hw.set_idx(IDX_NONE);
             return 0;
         };
-        let delta = self.stop_counter(fw, hw, idx, self.may_coast(hw, idx));
+        let park = !self.info.configured_counters_readable;
+        let delta = self.stop_counter(fw, hw, idx, park && self.may_coast(hw, idx));
         let b = bit(idx);
         self.used_hw_ctrs &= !b;
         self.used_fw_ctrs &= !b;
         self.n_events = self.n_events.saturating_sub(1);
-        self.parked |= b;
-        // idx is below 64.
-        hw.set_last_tag(idx as u64 + 1);
-        if let Some(owner) = self.parked_owner.get_mut(idx) {
-            *owner = hw.owner();
+        if park {
+            self.parked |= b;
+            // idx is below 64.
+            hw.set_last_tag(idx as u64 + 1);
+            if let Some(owner) = self.parked_owner.get_mut(idx) {
+                *owner = hw.owner();
+            }
+        } else {
+            self.reset |= b;
         }
         self.maybe_flush(fw);
         hw.set_idx(IDX_NONE);
@@ -757,7 +766,7 @@ impl CpuHwEvents {
                 };
                 // SKIP_MATCH reconfigures the counter, so any parked mapping on it is gone; firmware
                 // configures only a stopped counter.
-                let coasting = fixed & self.coasting_ctrs();
+                let coasting = fixed & (self.coasting_ctrs() | self.reset);
                 if coasting != 0 {
                     self.reset_now(fw, coasting);
                 }
@@ -767,17 +776,22 @@ impl CpuHwEvents {
             }
         }
 
-        // One pass over the parked counters. A counter parked by this very event with the same
-        // configuration takes it back without an SBI call. A counter parked for the same SBI event
-        // otherwise would leave two counters configured for one event; some implementations count an
-        // event on one counter only, the first configured (QEMU's event-to-counter map does), so that
-        // counter would take the counts of the new one: it is reset first.
+        // One pass over the parked counters (and those waiting for their reset). A counter parked by
+        // this very event with the same configuration takes it back without an SBI call. A counter
+        // still configured for the same SBI event otherwise would leave two counters configured for
+        // one event; some implementations count an event on one counter only, the first configured
+        // (QEMU's event-to-counter map does), so that counter would take the counts of the new one: it
+        // is reset first.
         let mut same_event = 0;
-        for i in counters_in(self.parked) {
+        for i in counters_in(self.parked | self.reset) {
             let Some(m) = self.mapped.get(i).copied().flatten() else {
                 continue;
             };
-            if m == cfg && allowed & bit(i) != 0 && self.parked_owner.get(i) == Some(&owner) {
+            if m == cfg
+                && allowed & bit(i) != 0
+                && self.parked & bit(i) != 0
+                && self.parked_owner.get(i) == Some(&owner)
+            {
                 self.parked &= !bit(i);
                 self.stats.reused = self.stats.reused.wrapping_add(1);
                 return self.claim(i, bit(i), cfg);
@@ -790,6 +804,12 @@ impl CpuHwEvents {
             self.reset_now(fw, same_event);
         }
 
+        // Counters an event left in this window wait for their reset: done now if the event needs
+        // one of them.
+        let resetting = allowed & self.reset;
+        if resetting != 0 && self.free_counters(allowed) == 0 {
+            self.reset_now(fw, resetting);
+        }
         let mut free = self.free_counters(allowed);
         let stale = allowed & self.parked;
         // Firmware gives cycles and instructions a programmable counter before their fixed one, which
@@ -820,7 +840,8 @@ impl CpuHwEvents {
         self.claim(idx, free, cfg)
     }
 
-    /// Counters of `allowed` no event holds, not parked and not running.
+    /// Counters of `allowed` no event holds, not parked, not running and not waiting for their
+    /// reset at the flush (firmware would configure one, and the reset would then undo it).
     #[inline]
     fn free_counters(&self, allowed: u64) -> u64 {
         allowed
@@ -828,6 +849,7 @@ impl CpuHwEvents {
             & !(self.used_hw_ctrs | self.used_fw_ctrs)
             & !self.parked
             & !self.running
+            & !self.reset
     }
 
     /// The claim rules of `pmu_sbi_ctr_get_idx()`: the counter firmware configured must be one the
