@@ -71,17 +71,30 @@ fi
 
 # While an event exists perf core holds a reference on the module: rmmod must fail, then succeed once the
 # event is gone.
-perf stat -e cycles -- sleep 4 >/dev/null 2>&1 &
+ref0=$(cat "/sys/module/$MOD/refcnt" 2>/dev/null || echo 0)
+perf stat -e cycles -- sleep 60 >/dev/null 2>&1 &
 perf_pid=$!
-sleep 2
-if out=$(rmmod "$MOD" 2>&1); then
+# perf core takes the reference when perf opens the event: wait for it rather than for a fixed time (a guest
+# on a loaded host may take seconds to start perf), up to 30 s.
+opened=0
+for _ in $(seq 300); do
+  if [ "$(cat "/sys/module/$MOD/refcnt" 2>/dev/null || echo 0)" -gt "$ref0" ]; then
+    opened=1
+    break
+  fi
+  sleep 0.1
+done
+if [ "$opened" = 0 ]; then
+  fail "module_rmmod_refused_while_counting perf stat opened no event within 30 s"
+elif out=$(rmmod "$MOD" 2>&1); then
   fail "module_rmmod_refused_while_counting rmmod succeeded with a perf stat running"
-  wait "$perf_pid"
 else
   echo "# rmmod while counting: $out"
   pass "module_rmmod_refused_while_counting"
-  wait "$perf_pid"
 fi
+# Ending the workload ends perf stat, which closes its event.
+pkill -TERM -P "$perf_pid" sleep 2>/dev/null
+wait "$perf_pid"
 if loaded; then
   if out=$(rmmod "$MOD" 2>&1); then
     pass "module_rmmod_allowed_after_counting"
