@@ -943,7 +943,8 @@ impl perf::Driver for RiscvPmu {
     /// 36,900 with six). Without snapshot memory a parked counter costs nothing and stays for the
     /// next event that needs it.
     fn destroy(&self, cpus: &CpuStates<CpuState>, event: &PerfEvent) {
-        if !self.snapshot {
+        // Under KVM nothing is parked (`PmuInfo::configured_counters_readable`): no cross-CPU call.
+        if !self.snapshot || self.info.configured_counters_readable {
             return;
         }
         let owner = event.id();
