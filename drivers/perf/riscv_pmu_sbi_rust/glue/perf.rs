@@ -258,9 +258,24 @@ impl PerfEvent {
     }
 
     /// Publishes the event's state to its user-space mapping (`perf_event_update_userpage()`).
+    ///
+    /// An event without a ring buffer has no mapping: that is the function's own first test, made
+    /// here to spare the call on the context-switch path of events nobody mmap'd.
+    #[inline(always)]
     pub(crate) fn update_userpage(&self) {
+        let event = self.as_raw();
+        // SAFETY: By the type invariant the event is valid. `event->rb` changes under
+        // `event->mmap_mutex` (`ring_buffer_attach()`), not a lock held here, so it is read once
+        // (`READ_ONCE()`, as `rcu_dereference()` in the function reads it) and only compared with
+        // NULL, never dereferenced: a NULL read here is what the function's own read could have
+        // seen at the same moment, and it then returns without doing anything either (a buffer
+        // `perf_mmap()` attaches is published by its own `perf_event_update_userpage()` call).
+        let rb = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*event).rb)) };
+        if rb.is_null() {
+            return;
+        }
         // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::perf_event_update_userpage(self.as_raw()) };
+        unsafe { bindings::perf_event_update_userpage(event) };
     }
 
     /// Reports a counter overflow of a sampling event from its overflow interrupt

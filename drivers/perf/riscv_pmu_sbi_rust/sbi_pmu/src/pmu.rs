@@ -140,8 +140,8 @@ pub struct CpuHwEvents {
     /// Counters no event holds that keep their firmware mapping (`mapped`).
     parked: u64,
     /// Hardware counters last started for a counting event that may coast ([`CpuHwEvents::may_coast`]):
-    /// a disable window with snapshot memory leaves them running and reads them. Kept with snapshot
-    /// memory only.
+    /// a disable window with snapshot memory leaves them running and reads them, and `add` and
+    /// `del` take their short path ([`CpuHwEvents::add_returning`], [`CpuHwEvents::del_coasting`]).
     coastable: u64,
     /// The event each parked counter was left by ([`HwEvent::owner`]).
     parked_owner: [u64; RISCV_MAX_COUNTERS],
@@ -331,8 +331,66 @@ impl CpuHwEvents {
 
     /// `riscv_pmu_add()`: gives the event a counter (`pmu_sbi_ctr_get_idx()`), and starts it when
     /// `start` (`PERF_EF_START`) is set.
-    #[inline]
+    #[inline(always)]
     pub fn add<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut impl HwEvent,
+        start: bool,
+    ) -> Result<(), AddError> {
+        if start && self.add_returning(fw, hw) {
+            return Ok(());
+        }
+        self.add_general(fw, hw, start)
+    }
+
+    /// The short path of [`CpuHwEvents::add`], taken at nearly every context switch of a task that
+    /// counts hardware events: the event comes back to the counter it left running
+    /// ([`CpuHwEvents::del_coasting`]), which still holds its configuration. It claims the counter
+    /// and takes its value as the event's start, as the general path would through
+    /// [`CpuHwEvents::start`], without an SBI call or anything to flush. Returns `false`, having
+    /// changed nothing, in every other case.
+    #[inline(always)]
+    fn add_returning<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> bool {
+        let Ok(idx) = usize::try_from(hw.last_tag().wrapping_sub(1)) else {
+            return false;
+        };
+        let b = bit(idx);
+        // A counter still running for a counting event (parked, wanted, coastable) and held by
+        // no other event: a returning owner takes it back as it is. The owner is that event's id
+        // (never reused; 0, unknown, never matches a parked counter's owner on this path).
+        if self.parked & self.running & self.want & self.coastable & b == 0
+            || (self.used_hw_ctrs | self.used_fw_ctrs) & b != 0
+        {
+            return false;
+        }
+        let owner = hw.owner();
+        if owner == 0 || self.parked_owner.get(idx) != Some(&owner) {
+            return false;
+        }
+        let Some(info) = self.info.counter_info(idx) else {
+            return false;
+        };
+        let mask = info.width_mask();
+        let value = fw.read_counter_csr(info.csr) & mask;
+        if value < counting_floor(mask) {
+            // Too near the wrap: the general path reloads the counter.
+            return false;
+        }
+        self.parked &= !b;
+        self.used_hw_ctrs |= b;
+        self.stats.reused = self.stats.reused.wrapping_add(1);
+        self.n_events = self.n_events.saturating_add(1);
+        // idx is below 64, so it fits an i32.
+        hw.set_idx(idx as i32);
+        hw.set_prev_count(value);
+        hw.set_state(HesState::empty());
+        true
+    }
+
+    /// [`CpuHwEvents::add`] for every event [`CpuHwEvents::add_returning`] does not take.
+    #[inline(never)]
+    fn add_general<F: Firmware>(
         &mut self,
         fw: &mut F,
         hw: &mut impl HwEvent,
@@ -371,8 +429,47 @@ impl CpuHwEvents {
     /// Where user mode can read any configured counter ([`PmuInfo::configured_counters_readable`]:
     /// KVM), nothing is parked or coasts: the counter is stopped with RESET at the flush, as the C
     /// driver does at once, so no other task can read what it counted.
-    #[inline]
+    #[inline(always)]
     pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
+        match self.del_coasting(fw, hw) {
+            Some(delta) => delta,
+            None => self.del_general(fw, hw),
+        }
+    }
+
+    /// The short path of [`CpuHwEvents::del`]: a counting event whose hardware counter may coast
+    /// ([`CpuHwEvents::may_coast`], where parking is allowed) reads its counter and parks it
+    /// running, as the general path does through [`CpuHwEvents::stop_counter`], without its
+    /// checks for work to record or flush (there is none: the counter keeps running and stays
+    /// wanted). `None`, having changed nothing, in every other case.
+    #[inline(always)]
+    fn del_coasting<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> Option<u64> {
+        let idx = hw.counter()?;
+        let b = bit(idx);
+        if self.used_hw_ctrs & self.coastable & self.running & self.want & !self.reload & b == 0
+            || self.info.configured_counters_readable
+            || !hw.state().is_empty()
+        {
+            return None;
+        }
+        let info = self.info.counter_info(idx)?;
+        let delta = event_update_with(hw, fw.read_counter_csr(info.csr), info.width_mask());
+        self.used_hw_ctrs &= !b;
+        self.n_events = self.n_events.saturating_sub(1);
+        self.parked |= b;
+        if let Some(owner) = self.parked_owner.get_mut(idx) {
+            *owner = hw.owner();
+        }
+        // idx is below 64.
+        hw.set_last_tag(idx as u64 + 1);
+        hw.set_state(HesState::STOPPED | HesState::UPTODATE);
+        hw.set_idx(IDX_NONE);
+        Some(delta)
+    }
+
+    /// [`CpuHwEvents::del`] for every event [`CpuHwEvents::del_coasting`] does not take.
+    #[inline(never)]
+    fn del_general<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
         let Some(idx) = self.used_counter(hw) else {
             hw.set_idx(IDX_NONE);
             return 0;
@@ -451,13 +548,10 @@ impl CpuHwEvents {
             self.reload |= b;
         }
         self.fresh &= !b;
-        // Only a window with snapshot memory looks at it (`freeze`).
-        if self.snapshot {
-            if self.coasts_for(hw, b) {
-                self.coastable |= b;
-            } else {
-                self.coastable &= !b;
-            }
+        if self.coasts_for(hw, b) {
+            self.coastable |= b;
+        } else {
+            self.coastable &= !b;
         }
         self.want |= b;
         self.maybe_flush(fw);
