@@ -910,11 +910,13 @@ impl perf::Driver for RiscvPmu {
     }
 
     /// `pmu->pmu_disable`: from here to `pmu_enable`, stops and starts are only recorded.
+    #[inline]
     fn pmu_disable(&self, cpu: &mut CpuState) {
         cpu.core.pmu_disable();
     }
 
     /// `pmu->pmu_enable`: the recorded stops and starts are made, one call for each kind.
+    #[inline]
     fn pmu_enable(&self, cpu: &mut CpuState) {
         cpu.core.pmu_enable(&mut cpu.fw);
     }

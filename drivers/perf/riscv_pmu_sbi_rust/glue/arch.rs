@@ -80,32 +80,49 @@ pub(crate) fn has_sscofpmf() -> bool {
     unsafe { bindings::rpmu_has_sscofpmf() }
 }
 
-/// One reader per counter CSR, `cycle` (0xc00) to `hpmcounter31` (0xc1f): the CSR number is part of
-/// the instruction, so each counter needs its own `csrr`. A table of them costs one indirect call
-/// per read, where a `match` over the numbers is a chain of compares (the kernel builds without
-/// jump tables).
-static COUNTER_READERS: [fn() -> u64; 32] = {
-    macro_rules! csr_readers {
-        ($($num:literal)*) => {
-            [$({
-                fn read() -> u64 {
-                    let value: usize;
-                    // SAFETY: Reading a counter CSR has no side effect and touches no memory; the
-                    // firmware gives the supervisor access to them.
-                    unsafe {
-                        asm!(concat!("csrr {0}, ", $num), out(reg) value, options(nomem, nostack))
-                    };
-                    value as u64
-                }
-                read as fn() -> u64
-            },)*]
-        };
-    }
-    csr_readers!(
-        0xc00 0xc01 0xc02 0xc03 0xc04 0xc05 0xc06 0xc07 0xc08 0xc09 0xc0a 0xc0b 0xc0c 0xc0d 0xc0e 0xc0f
-        0xc10 0xc11 0xc12 0xc13 0xc14 0xc15 0xc16 0xc17 0xc18 0xc19 0xc1a 0xc1b 0xc1c 0xc1d 0xc1e 0xc1f
-    )
-};
+/// Reads the counter CSR `cycle` + `idx` (0xc00 + `idx`: `cycle`, `time`, `instret`,
+/// `hpmcounter3`..`hpmcounter31`) for `idx` below 32. The CSR number is part of the instruction, so
+/// each counter needs its own `csrr`: this jumps into a table of 32 `csrr`s, each followed by a jump
+/// out, in place (the kernel builds without jump tables, so a `match` over the numbers is a chain
+/// of compares, and a table of functions costs a call, which makes the caller save registers).
+#[inline(always)]
+fn read_counter(idx: u16) -> u64 {
+    let value: usize;
+    let idx = usize::from(idx & 31);
+    // SAFETY: `idx` is below 32 (masked above), so the jump lands on the `idx`-th of the 32
+    // entries, each 8 bytes (`norvc`: neither `csrr` nor `j` is compressed), which reads one
+    // counter CSR into `value` and jumps to the end of the block. Reading a counter CSR has no side
+    // effect and touches no memory; the firmware gives the supervisor access to them.
+    unsafe {
+        asm!(
+            ".option push",
+            ".option norvc",
+            "lla {t}, 3f",
+            "slli {i}, {i}, 3",
+            "add {t}, {t}, {i}",
+            "jr {t}",
+            "3:",
+            "csrr {v}, 0xc00", "j 4f", "csrr {v}, 0xc01", "j 4f", "csrr {v}, 0xc02", "j 4f",
+            "csrr {v}, 0xc03", "j 4f", "csrr {v}, 0xc04", "j 4f", "csrr {v}, 0xc05", "j 4f",
+            "csrr {v}, 0xc06", "j 4f", "csrr {v}, 0xc07", "j 4f", "csrr {v}, 0xc08", "j 4f",
+            "csrr {v}, 0xc09", "j 4f", "csrr {v}, 0xc0a", "j 4f", "csrr {v}, 0xc0b", "j 4f",
+            "csrr {v}, 0xc0c", "j 4f", "csrr {v}, 0xc0d", "j 4f", "csrr {v}, 0xc0e", "j 4f",
+            "csrr {v}, 0xc0f", "j 4f", "csrr {v}, 0xc10", "j 4f", "csrr {v}, 0xc11", "j 4f",
+            "csrr {v}, 0xc12", "j 4f", "csrr {v}, 0xc13", "j 4f", "csrr {v}, 0xc14", "j 4f",
+            "csrr {v}, 0xc15", "j 4f", "csrr {v}, 0xc16", "j 4f", "csrr {v}, 0xc17", "j 4f",
+            "csrr {v}, 0xc18", "j 4f", "csrr {v}, 0xc19", "j 4f", "csrr {v}, 0xc1a", "j 4f",
+            "csrr {v}, 0xc1b", "j 4f", "csrr {v}, 0xc1c", "j 4f", "csrr {v}, 0xc1d", "j 4f",
+            "csrr {v}, 0xc1e", "j 4f", "csrr {v}, 0xc1f", "j 4f",
+            "4:",
+            ".option pop",
+            i = inout(reg) idx => _,
+            t = out(reg) _,
+            v = out(reg) value,
+            options(nomem, nostack),
+        )
+    };
+    value as u64
+}
 
 /// The number of `scountovf`, the overflow bits of the counters (Sscofpmf).
 const CSR_SCOUNTOVF: u16 = 0xda0;
@@ -114,14 +131,15 @@ const CSR_SCOUNTOVF: u16 = 0xda0;
 /// to 0xc1f) or `scountovf` (0xda0) of this hart; 0 for any other number.
 #[inline(always)]
 pub(crate) fn read_counter_csr(csr: u16) -> u64 {
-    if let Some(read) = COUNTER_READERS.get(usize::from(csr.wrapping_sub(0xc00))) {
-        return read();
+    let idx = csr.wrapping_sub(0xc00);
+    if idx < 32 {
+        return read_counter(idx);
     }
     if csr != CSR_SCOUNTOVF {
         return 0;
     }
     let value: usize;
-    // SAFETY: As in `COUNTER_READERS`: `scountovf` is read-only and touches no memory.
+    // SAFETY: As in `read_counter`: `scountovf` is read-only and touches no memory.
     unsafe { asm!("csrr {0}, 0xda0", out(reg) value, options(nomem, nostack)) };
     value as u64
 }

@@ -720,8 +720,11 @@ impl PmuInfo {
     /// counter starts and cleared when it stops.
     #[inline]
     pub fn user_read_bit(&self, hw: &impl HwEvent) -> Option<usize> {
+        // The flag only an mmap'd event has first: most events are not, and their test ends here.
+        if !hw.flags().contains(EventFlags::USER_READ_CNT) {
+            return None;
+        }
         self.user_access_bit(hw)
-            .filter(|_| hw.flags().contains(EventFlags::USER_READ_CNT))
     }
 
     /// The `scounteren` bit to clear when the event leaves its counter: that of any event that may
