@@ -446,7 +446,8 @@ impl CpuHwEvents {
     fn del_coasting<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> Option<u64> {
         let idx = hw.counter()?;
         let b = bit(idx);
-        if self.used_hw_ctrs & self.coastable & self.running & self.want & !self.reload & b == 0
+        if self.used_hw_ctrs & b == 0
+            || !self.may_coast(idx)
             || self.info.configured_counters_readable
             || !hw.state().is_empty()
         {
@@ -475,7 +476,7 @@ impl CpuHwEvents {
             return 0;
         };
         let park = !self.info.configured_counters_readable;
-        let delta = self.stop_counter(fw, hw, idx, park && self.may_coast(hw, idx));
+        let delta = self.stop_counter(fw, hw, idx, park && self.may_coast(idx));
         let b = bit(idx);
         self.used_hw_ctrs &= !b;
         self.used_fw_ctrs &= !b;
@@ -718,10 +719,12 @@ impl CpuHwEvents {
     /// traps to the hypervisor, but every SBI call does too, and KVM's stop and start of a counter
     /// cost several reads (`make bench`, KVM: a stop and a start of one counter about 10,400 ns, a
     /// read about 1,900 ns; eight counters 130,700 ns).
+    ///
+    /// `coastable` holds the first part for the counter's event: perf wants the counter (`want`)
+    /// only after that event's [`CpuHwEvents::start`], which set or cleared the bit.
     #[inline]
-    fn may_coast(&self, hw: &impl HwEvent, idx: usize) -> bool {
-        let b = bit(idx);
-        self.coasts_for(hw, b) && self.running & self.want & b != 0 && self.reload & b == 0
+    fn may_coast(&self, idx: usize) -> bool {
+        self.coastable & self.running & self.want & !self.reload & bit(idx) != 0
     }
 
     /// What [`CpuHwEvents::may_coast`] asks of the event and its counter `b` (a bit): a counting, not
