@@ -433,7 +433,9 @@ def main():
                         f"guest (default: {','.join(FIRMWARE)})")
     p.add_argument("--out", default=os.path.join(cache_dir(), "bench"), help="results directory")
     p.add_argument("--jobs", type=int, default=2, help="boots at a time (default: 2, a firmware's two drivers at once)")
-    p.add_argument("--timeout", type=float, default=1800, help="wall-clock limit per boot (default: 1800 s)")
+    # The nested KVM boot takes about 13 minutes on 2 idle cores, over 30 beside a make test: the limit only
+    # catches a hung boot.
+    p.add_argument("--timeout", type=float, default=3600, help="wall-clock limit per boot (default: 3600 s)")
     args = p.parse_args()
 
     plt = import_pyplot()
