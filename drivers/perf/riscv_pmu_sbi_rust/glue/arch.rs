@@ -89,10 +89,10 @@ pub(crate) fn has_sscofpmf() -> bool {
 fn read_counter(idx: u16) -> u64 {
     let value: usize;
     let idx = usize::from(idx & 31);
-    // SAFETY: `idx` is below 32 (masked above), so the jump lands on the `idx`-th of the 32
-    // entries, each 8 bytes (`norvc`: neither `csrr` nor `j` is compressed), which reads one
-    // counter CSR into `value` and jumps to the end of the block. Reading a counter CSR has no side
-    // effect and touches no memory; the firmware gives the supervisor access to them.
+    // The jump lands on the `idx`-th of the 32 entries, each 8 bytes (`norvc`: neither `csrr` nor
+    // `j` is compressed), which reads one counter CSR into `value` and jumps to the end of the block.
+    // SAFETY: `idx` is below 32 (masked above), so the jump stays inside the block; reading a counter
+    // CSR has no side effect and touches no memory (the firmware gives the supervisor access).
     unsafe {
         asm!(
             ".option push",

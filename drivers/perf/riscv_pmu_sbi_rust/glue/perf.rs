@@ -264,12 +264,11 @@ impl PerfEvent {
     #[inline(always)]
     pub(crate) fn update_userpage(&self) {
         let event = self.as_raw();
-        // SAFETY: By the type invariant the event is valid. `event->rb` changes under
-        // `event->mmap_mutex` (`ring_buffer_attach()`), not a lock held here, so it is read once
-        // (`READ_ONCE()`, as `rcu_dereference()` in the function reads it) and only compared with
-        // NULL, never dereferenced: a NULL read here is what the function's own read could have
-        // seen at the same moment, and it then returns without doing anything either (a buffer
-        // `perf_mmap()` attaches is published by its own `perf_event_update_userpage()` call).
+        // `event->rb` changes under `event->mmap_mutex` (`ring_buffer_attach()`), not held here: a
+        // NULL read is what the function's own `rcu_dereference()` could have seen at the same moment,
+        // and it then returns at once too (`perf_mmap()` publishes a buffer it attaches itself).
+        // SAFETY: By the type invariant the event is valid; the field is read once (`READ_ONCE()`)
+        // and only compared with NULL, never dereferenced.
         let rb = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*event).rb)) };
         if rb.is_null() {
             return;

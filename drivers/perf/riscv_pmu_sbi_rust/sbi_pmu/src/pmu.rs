@@ -377,6 +377,8 @@ impl CpuHwEvents {
             // Too near the wrap: the general path reloads the counter.
             return false;
         }
+        // What the hint path of `ctr_get_idx` does, with the kind known: coastable counters are
+        // hardware counters.
         self.parked &= !b;
         self.used_hw_ctrs |= b;
         self.stats.reused = self.stats.reused.wrapping_add(1);
@@ -438,7 +440,7 @@ impl CpuHwEvents {
     }
 
     /// The short path of [`CpuHwEvents::del`]: a counting event whose hardware counter may coast
-    /// ([`CpuHwEvents::may_coast`], where parking is allowed) reads its counter and parks it
+    /// ([`CpuHwEvents::may_coast`]) reads its counter and parks it
     /// running, as the general path does through [`CpuHwEvents::stop_counter`], without its
     /// checks for work to record or flush (there is none: the counter keeps running and stays
     /// wanted). `None`, having changed nothing, in every other case.
@@ -446,11 +448,7 @@ impl CpuHwEvents {
     fn del_coasting<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> Option<u64> {
         let idx = hw.counter()?;
         let b = bit(idx);
-        if self.used_hw_ctrs & b == 0
-            || !self.may_coast(idx)
-            || self.info.configured_counters_readable
-            || !hw.state().is_empty()
-        {
+        if self.used_hw_ctrs & b == 0 || !self.may_coast(idx) || !hw.state().is_empty() {
             return None;
         }
         let info = self.info.counter_info(idx)?;
@@ -476,7 +474,7 @@ impl CpuHwEvents {
             return 0;
         };
         let park = !self.info.configured_counters_readable;
-        let delta = self.stop_counter(fw, hw, idx, park && self.may_coast(idx));
+        let delta = self.stop_counter(fw, hw, idx, self.may_coast(idx));
         let b = bit(idx);
         self.used_hw_ctrs &= !b;
         self.used_fw_ctrs &= !b;
@@ -721,10 +719,12 @@ impl CpuHwEvents {
     /// read about 1,900 ns; eight counters 130,700 ns).
     ///
     /// `coastable` holds the first part for the counter's event: perf wants the counter (`want`)
-    /// only after that event's [`CpuHwEvents::start`], which set or cleared the bit.
+    /// only after that event's [`CpuHwEvents::start`], which set or cleared the bit. Nothing coasts
+    /// where user mode can read any configured counter ([`PmuInfo::configured_counters_readable`]).
     #[inline]
     fn may_coast(&self, idx: usize) -> bool {
         self.coastable & self.running & self.want & !self.reload & bit(idx) != 0
+            && !self.info.configured_counters_readable
     }
 
     /// What [`CpuHwEvents::may_coast`] asks of the event and its counter `b` (a bit): a counting, not
