@@ -1034,7 +1034,40 @@ impl CpuHwEvents {
         if (self.want ^ self.running) | self.reload | self.reset == 0 {
             return;
         }
+        if self.flush_one_reload(fw) {
+            return;
+        }
         self.flush_work(fw);
+    }
+
+    /// The flush of the overflow interrupt of one sampling event (and of a sampling event's start):
+    /// nothing to stop or reset, the one stopped counter perf wants is to start from a new value.
+    /// Makes the plan's only call, a start with that value, and leaves the state as
+    /// [`CpuHwEvents::flush_work`] would, without building the plan. Returns `false`, having
+    /// changed nothing, in every other case.
+    #[inline(always)]
+    fn flush_one_reload<F: Firmware>(&mut self, fw: &mut F) -> bool {
+        let reload = self.reload;
+        // Plan::new: no reset, no stop (nothing runs that perf does not want, no reload of a
+        // running counter), the counters to start are the reload, one counter, and without
+        // snapshot memory it starts with its value in a call of its own.
+        if self.snapshot
+            || self.reset != 0
+            || !reload.is_power_of_two()
+            || self.want & !self.running != reload
+            || self.running & !self.want != 0
+        {
+            return false;
+        }
+        let idx = reload.trailing_zeros() as usize;
+        let value = self.init_val.get(idx).copied().unwrap_or(0);
+        self.stats.flushes = self.stats.flushes.wrapping_add(1);
+        let _ = self.sbi_start(fw, idx, 1, StartFlags::SET_INIT_VALUE, value);
+        // Plan::running_after: `want`, which is the running counters and the reload.
+        self.running |= reload;
+        self.known &= !self.running;
+        self.reload = 0;
+        true
     }
 
     /// [`CpuHwEvents::flush`] with work recorded.
@@ -1203,5 +1236,94 @@ impl CpuHwEvents {
     ) -> Result<usize, SbiError> {
         self.count(Fid::CounterConfigMatching);
         fw.counter_config_matching(0, cmask as usize, cfg.cflags, cfg.event_idx, cfg.event_data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::{CounterInfo, CounterKind};
+    use crate::firmware::{SbiEcall, SbiRet};
+
+    /// Firmware that records every call and answers success.
+    #[derive(Default)]
+    struct Calls(Vec<(Fid, [usize; 6])>);
+
+    impl SbiEcall for Calls {
+        fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+            self.0.push((fid, args));
+            SbiRet { error: 0, value: 0 }
+        }
+
+        fn read_csr(&mut self, _csr: u16) -> u64 {
+            0
+        }
+    }
+
+    /// Three hardware counters and a firmware counter.
+    fn info() -> PmuInfo {
+        let counter = |csr, kind| {
+            Some(
+                CounterInfo {
+                    csr,
+                    width: 63,
+                    kind,
+                }
+                .encode(),
+            )
+        };
+        PmuInfo::from_counter_infos(
+            SbiVersion::V2_0,
+            &[
+                counter(0xC00, CounterKind::Hardware),
+                counter(0xC02, CounterKind::Hardware),
+                counter(0xC03, CounterKind::Hardware),
+                counter(0, CounterKind::Firmware),
+            ],
+        )
+    }
+
+    /// Wherever the short flush of one reload applies, it makes the calls the general flush makes
+    /// and leaves the same state; elsewhere it does nothing. Every combination of the four
+    /// counters' masks, with snapshot memory and without.
+    #[test]
+    fn short_flush_of_one_reload_is_the_general_flush() {
+        let info = info();
+        let mut taken = 0;
+        for bits in 0..(1u32 << 21) {
+            let m = |shift: u32| u64::from((bits >> shift) & 0xf);
+            let mut cpu = CpuHwEvents::new(&info);
+            cpu.running = m(0);
+            cpu.want = m(4);
+            cpu.reload = m(8);
+            cpu.reset = m(12);
+            cpu.known = m(16);
+            cpu.snapshot = bits >> 20 != 0;
+            for (i, v) in cpu.init_val.iter_mut().enumerate() {
+                *v = 100 + i as u64;
+            }
+            let mut general = cpu.clone();
+            let (mut short_calls, mut general_calls) = (Calls::default(), Calls::default());
+            if !cpu.flush_one_reload(&mut short_calls) {
+                assert!(short_calls.0.is_empty(), "{bits:#x}");
+                assert_eq!(
+                    (
+                        cpu.running,
+                        cpu.want,
+                        cpu.reload,
+                        cpu.known,
+                        cpu.stats.flushes
+                    ),
+                    (m(0), m(4), m(8), m(16), 0),
+                    "{bits:#x}"
+                );
+                continue;
+            }
+            taken += 1;
+            general.flush_work(&mut general_calls);
+            assert_eq!(short_calls.0, general_calls.0, "{bits:#x}");
+            assert_eq!(format!("{cpu:?}"), format!("{general:?}"), "{bits:#x}");
+        }
+        assert!(taken > 0);
     }
 }
