@@ -54,7 +54,7 @@ use sbi_pmu::{
     dt::{DtError, DtErrorKind, DtPmuMaps, DtProperty},
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
     firmware::SbiEcall,
-    pmu::{CpuHwEvents, PmuStats},
+    pmu::{CpuHwEvents, OverflowEvent, PmuStats},
 };
 
 /// The local counter overflow interrupt of Sscofpmf (`RV_IRQ_PMU`, bit 13 of `sip`).
@@ -1016,20 +1016,59 @@ impl PmuSbiOverflow {
     }
 }
 
+impl PmuSbiOverflow {
+    /// Tells perf core of the overflow of `event`, which [`CpuHwEvents::overflow_event`] brought up
+    /// to date. The CPU's state is not borrowed meanwhile: perf core may read the other events of
+    /// the group through the `read` callback.
+    #[inline(always)]
+    fn report(&self, ctx: &IrqContext<'_>, event: &PerfEvent, result: &OverflowEvent) {
+        // The counter restarts from a new value: where user space reads it directly, the mmap
+        // page's offset (the count less that value) follows, or a count read from user space
+        // would miss what was counted so far.
+        if result.publish {
+            event.update_userpage();
+        }
+        if result.sample && event.overflow(ctx, result.last_period) {
+            // perf core throttles the event: it stays stopped until perf core starts it again
+            // (the C driver lets it run on).
+            self.cpus.with_local(ctx.cpu(), |state| {
+                stop_event(&self.info, state, event, true)
+            });
+        }
+    }
+}
+
 impl PercpuHandler for PmuSbiOverflow {
+    #[inline(always)]
     fn handle(&self, ctx: &IrqContext<'_>) -> bool {
         let cpu = ctx.cpu();
-        // Every running hardware counter stops (one SBI call) before the overflow bits are read.
-        let Some(overflowed) = self
-            .cpus
-            .with_local(cpu, |state| state.core.overflow_begin(&mut state.fw))
-        else {
+        // Every running hardware counter stops (one SBI call) before the overflow bits are read,
+        // and in the same borrow of the CPU's state the first overflowed counter's event is
+        // brought up to date and given its next period (with one sampling event, the only one).
+        let Some((overflowed, first)) = self.cpus.with_local_events(cpu, |state, events| {
+            let overflowed = state.core.overflow_begin(&mut state.fw);
+            let first = counters_in(overflowed).find_map(|idx| {
+                let event = events.get(idx)?;
+                let result = state.core.overflow_event(&mut state.fw, &mut event.hw())?;
+                add_count(event, result.delta);
+                Some((idx, event, result))
+            });
+            (overflowed, first)
+        }) else {
             return false;
         };
         // The pending bit is cleared only now that the counters are stopped: an overflow before
         // this point is in the bits just read, none can come after.
         arch::clear_pending_interrupt(RV_IRQ_PMU);
-        for idx in counters_in(overflowed) {
+        let Some((first_idx, event, result)) = first else {
+            // No overflowed counter had an event to update.
+            self.cpus
+                .with_local(cpu, |state| state.core.overflow_end(&mut state.fw));
+            return overflowed != 0;
+        };
+        self.report(ctx, event, &result);
+        // The other overflowed counters, one borrow each around perf core's part.
+        for idx in counters_in(overflowed & !counters_through(first_idx)) {
             let Some(event) = self.cpus.event(cpu, idx) else {
                 continue;
             };
@@ -1038,30 +1077,21 @@ impl PercpuHandler for PmuSbiOverflow {
                 add_count(event, result.delta);
                 Some(result)
             });
-            let Some(result) = result.flatten() else {
-                continue;
-            };
-            // The counter restarts from a new value: where user space reads it directly, the mmap
-            // page's offset (the count less that value) follows, or a count read from user space
-            // would miss what was counted so far.
-            if result.publish {
-                event.update_userpage();
-            }
-            // The CPU's state is not borrowed while perf core takes the sample: it may read the
-            // other events of the group through the `read` callback.
-            if result.sample && event.overflow(ctx, result.last_period) {
-                // perf core throttles the event: it stays stopped until perf core starts it again
-                // (the C driver lets it run on).
-                self.cpus
-                    .with_local(cpu, |state| stop_event(&self.info, state, event, true));
+            if let Some(result) = result.flatten() {
+                self.report(ctx, event, &result);
             }
         }
         // The overflowed counters start again from their next period, the others from their
         // values, in one call (or one per new value without snapshot memory).
         self.cpus
             .with_local(cpu, |state| state.core.overflow_end(&mut state.fw));
-        overflowed != 0
+        true
     }
+}
+
+/// The counters 0 to `idx`, as a mask.
+fn counters_through(idx: usize) -> u64 {
+    u64::MAX >> 63usize.saturating_sub(idx)
 }
 
 /// Stops the events of a CPU while it is in a low-power state (`riscv_pm_pmu_notify()`), with one

@@ -473,16 +473,25 @@ impl<D: Send> CpuStates<D> {
 
     /// The event on counter `idx` of this CPU, if any, for as long as interrupts stay disabled.
     pub(crate) fn event<'a>(&'a self, cpu: &'a LocalCpu<'_>, idx: usize) -> Option<&'a PerfEvent> {
-        let ptr = self.0.local(cpu).events.0.get(idx)?.get();
-        if ptr.is_null() {
-            return None;
+        LocalEvents(&self.0.local(cpu).events).get(idx)
+    }
+
+    /// [`CpuStates::with_local`], with this CPU's events by counter beside the state (one per-CPU
+    /// lookup for both); the events outlive the borrow, as those of [`CpuStates::event`] do.
+    #[inline(always)]
+    pub(crate) fn with_local_events<'a, R>(
+        &'a self,
+        cpu: &'a LocalCpu<'_>,
+        f: impl FnOnce(&mut D, LocalEvents<'a>) -> R,
+    ) -> Option<R> {
+        let local = self.0.local(cpu);
+        match local.state.try_borrow_mut() {
+            Ok(mut state) => Some(f(&mut state, LocalEvents(&local.events))),
+            Err(_) => {
+                percpu::warn_once(c_str!("PMU state of a CPU borrowed while borrowed"));
+                None
+            }
         }
-        // Only the event's `del` callback takes it off, on this CPU with interrupts disabled: not
-        // during the interrupts-off section the token stands for, unless the token's holder is that
-        // `del`, which clears the entry before the driver runs.
-        // SAFETY: By the invariant of `PmuCpu` the event is on this CPU's PMU, and stays so while
-        // the token lives (above); the reference is bounded by the token.
-        Some(unsafe { PerfEvent::from_raw(ptr) })
     }
 
     /// Runs `f` on `cpu` with its state (a cross-CPU call, process context); `None` when the CPU is
@@ -502,6 +511,27 @@ impl<D: Send> CpuStates<D> {
     /// Forgets `event` wherever this CPU's table has it.
     fn clear_event(&self, cpu: &LocalCpu<'_>, event: *mut bindings::perf_event) {
         self.0.local(cpu).events.clear(None, event);
+    }
+}
+
+/// The events on the counters of the CPU the caller runs on, with interrupts disabled for as long
+/// as `'a` (the lifetime of a [`LocalCpu`] token's borrow).
+pub(crate) struct LocalEvents<'a>(&'a EventTable);
+
+impl<'a> LocalEvents<'a> {
+    /// The event on counter `idx`, if any.
+    #[inline(always)]
+    pub(crate) fn get(&self, idx: usize) -> Option<&'a PerfEvent> {
+        let ptr = self.0 .0.get(idx)?.get();
+        if ptr.is_null() {
+            return None;
+        }
+        // Only the event's `del` callback takes it off, on this CPU with interrupts disabled: not
+        // during the interrupts-off section the token stands for, unless the token's holder is that
+        // `del`, which clears the entry before the driver runs.
+        // SAFETY: By the invariant of `PmuCpu` the event is on this CPU's PMU, and stays so while
+        // the token lives (above); the reference is bounded by the token's borrow (`'a`).
+        Some(unsafe { PerfEvent::from_raw(ptr) })
     }
 }
 

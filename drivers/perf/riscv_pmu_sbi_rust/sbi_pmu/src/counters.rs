@@ -256,6 +256,7 @@ pub fn event_update_with(hw: &mut impl HwEvent, new: u64, width_mask: u64) -> u6
 /// due). The counter is then loaded with `-left`, so it overflows after `left` events; `left` is
 /// clamped to half the counter range (`width_mask >> 1`), which leaves headroom for interrupt latency,
 /// so a long period takes several overflows. The value to load is `prev_count & width_mask`.
+#[inline(always)]
 pub fn event_set_period(hw: &mut impl HwEvent, width_mask: u64) -> bool {
     // perf refuses periods with bit 63 set, so this only guards the conversion.
     let period = i64::try_from(hw.sample_period()).unwrap_or(i64::MAX);

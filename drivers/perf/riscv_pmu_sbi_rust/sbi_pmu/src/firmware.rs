@@ -217,6 +217,7 @@ impl<T: SbiEcall> Firmware for T {
         self.sbi_ecall(Fid::CounterConfigMatching, args).result()
     }
 
+    #[inline(always)]
     fn counter_start(
         &mut self,
         counter_idx_base: usize,
@@ -235,6 +236,7 @@ impl<T: SbiEcall> Firmware for T {
         self.sbi_ecall(Fid::CounterStart, args).result().map(|_| ())
     }
 
+    #[inline(always)]
     fn counter_stop(
         &mut self,
         counter_idx_base: usize,

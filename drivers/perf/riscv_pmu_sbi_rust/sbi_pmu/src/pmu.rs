@@ -662,7 +662,7 @@ impl CpuHwEvents {
     /// the event (the returned delta), and for a sampling event programs the next period and says
     /// whether a sample is due. `None` when the event's counter is not among those
     /// [`CpuHwEvents::overflow_begin`] returned (or was handled already).
-    #[inline]
+    #[inline(always)]
     pub fn overflow_event<F: Firmware>(
         &mut self,
         fw: &mut F,
@@ -705,7 +705,13 @@ impl CpuHwEvents {
     #[inline]
     pub fn overflow_end<F: Firmware>(&mut self, fw: &mut F) {
         self.ovf_pending = 0;
-        self.pmu_enable(fw);
+        // With one sampling event the flush is one start with its next period, made here without
+        // a plan; the context switch's flush (`pmu_enable`) stays without this test.
+        if self.disable_depth == 1 && self.flush_one_reload(fw) {
+            self.disable_depth = 0;
+        } else {
+            self.pmu_enable(fw);
+        }
         self.in_overflow = false;
     }
 
@@ -1034,13 +1040,10 @@ impl CpuHwEvents {
         if (self.want ^ self.running) | self.reload | self.reset == 0 {
             return;
         }
-        if self.flush_one_reload(fw) {
-            return;
-        }
         self.flush_work(fw);
     }
 
-    /// The flush of the overflow interrupt of one sampling event (and of a sampling event's start):
+    /// The flush of the overflow interrupt of one sampling event ([`CpuHwEvents::overflow_end`]):
     /// nothing to stop or reset, the one stopped counter perf wants is to start from a new value.
     /// Makes the plan's only call, a start with that value, and leaves the state as
     /// [`CpuHwEvents::flush_work`] would, without building the plan. Returns `false`, having
