@@ -1049,9 +1049,7 @@ impl PercpuHandler for PmuSbiOverflow {
             let overflowed = state.core.overflow_begin(&mut state.fw);
             let first = counters_in(overflowed).find_map(|idx| {
                 let event = events.get(idx)?;
-                let result = state.core.overflow_event(&mut state.fw, &mut event.hw())?;
-                add_count(event, result.delta);
-                Some((idx, event, result))
+                Some((idx, event, overflow_step(state, event)?))
             });
             (overflowed, first)
         }) else {
@@ -1068,15 +1066,14 @@ impl PercpuHandler for PmuSbiOverflow {
         };
         self.report(ctx, event, &result);
         // The other overflowed counters, one borrow each around perf core's part.
-        for idx in counters_in(overflowed & !counters_through(first_idx)) {
+        // Those above the first (`counters_in` gives counters below 64, in increasing order).
+        for idx in counters_in(overflowed & !(u64::MAX >> (63 - first_idx))) {
             let Some(event) = self.cpus.event(cpu, idx) else {
                 continue;
             };
-            let result = self.cpus.with_local(cpu, |state| {
-                let result = state.core.overflow_event(&mut state.fw, &mut event.hw())?;
-                add_count(event, result.delta);
-                Some(result)
-            });
+            let result = self
+                .cpus
+                .with_local(cpu, |state| overflow_step(state, event));
             if let Some(result) = result.flatten() {
                 self.report(ctx, event, &result);
             }
@@ -1089,9 +1086,13 @@ impl PercpuHandler for PmuSbiOverflow {
     }
 }
 
-/// The counters 0 to `idx`, as a mask.
-fn counters_through(idx: usize) -> u64 {
-    u64::MAX >> 63usize.saturating_sub(idx)
+/// The overflow handler's step for the event of an overflowed counter, in a borrow of the CPU's
+/// state: the count brought up to date and the next period ([`CpuHwEvents::overflow_event`]).
+#[inline(always)]
+fn overflow_step(state: &mut CpuState, event: &PerfEvent) -> Option<OverflowEvent> {
+    let result = state.core.overflow_event(&mut state.fw, &mut event.hw())?;
+    add_count(event, result.delta);
+    Some(result)
 }
 
 /// Stops the events of a CPU while it is in a low-power state (`riscv_pm_pmu_notify()`), with one
