@@ -12,7 +12,7 @@ use crate::glue::{
     arch,
     cpuhp::{self, CpuStarting},
     percpu::LocalCpu,
-    perf::{self, Capabilities, CpuStates, EventFlags, EventInit, PerfEvent},
+    perf::{self, Capabilities, CpuStates, EventFlags, EventInit, PerfEvent, PmuWindow},
     sysfs::AttributeGroups,
 };
 use kernel::{c_str, prelude::*, sync::Arc};
@@ -102,26 +102,32 @@ impl perf::Driver for LegacyPmu {
     }
 
     /// `riscv_pmu_add()`: the event takes its base counter, which several events may share.
-    fn add(&self, _cpu: &mut (), event: &PerfEvent, flags: EventFlags) -> Result {
+    fn add(
+        &self,
+        _cpu: &mut (),
+        event: &PerfEvent,
+        flags: EventFlags,
+        window: PmuWindow<'_>,
+    ) -> Result {
         let idx = legacy::event_counter(event.attr_type(), event.config())
             .map_err(|err| Error::from_errno(-err.errno()))?;
         legacy::add(&mut event.hw(), idx);
         if flags.contains(EventFlags::START) {
-            self.start(&mut (), event, flags);
+            self.start(&mut (), event, flags, window);
         }
         event.update_userpage();
         Ok(())
     }
 
     /// `riscv_pmu_del()`.
-    fn del(&self, _cpu: &mut (), event: &PerfEvent, flags: EventFlags) {
-        self.stop(&mut (), event, flags);
+    fn del(&self, _cpu: &mut (), event: &PerfEvent, flags: EventFlags, window: PmuWindow<'_>) {
+        self.stop(&mut (), event, flags, window);
         event.hw().set_idx(IDX_NONE);
         event.update_userpage();
     }
 
     /// `pmu_legacy_ctr_start()`: the event counts from the counter's present value.
-    fn start(&self, _cpu: &mut (), event: &PerfEvent, _flags: EventFlags) {
+    fn start(&self, _cpu: &mut (), event: &PerfEvent, _flags: EventFlags, _: PmuWindow<'_>) {
         if let Some(value) = read_counter(event) {
             legacy::start(&mut event.hw(), value);
         }
@@ -129,7 +135,7 @@ impl perf::Driver for LegacyPmu {
 
     /// `riscv_pmu_stop()`: the counter runs on; the event takes what it counted (nothing when it
     /// was stopped already).
-    fn stop(&self, _cpu: &mut (), event: &PerfEvent, _flags: EventFlags) {
+    fn stop(&self, _cpu: &mut (), event: &PerfEvent, _flags: EventFlags, _: PmuWindow<'_>) {
         if let Some(value) = read_counter(event) {
             add_count(event, legacy::stop(&mut event.hw(), value));
         }

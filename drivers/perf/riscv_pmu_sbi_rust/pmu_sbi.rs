@@ -32,7 +32,9 @@ use crate::glue::{
     irq::{IrqContext, PercpuHandler, PercpuIrq},
     of::OfNode,
     percpu::{self, LocalCpu},
-    perf::{self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, PerfEvent},
+    perf::{
+        self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, PerfEvent, PmuWindow,
+    },
     platform,
     sysctl::IntSysctl,
     sysfs::{
@@ -750,9 +752,16 @@ impl HwEvent for HwPerfEvent<'_> {
 }
 
 /// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
-fn start_event(info: &PmuInfo, cpu: &mut CpuState, event: &PerfEvent, reload: bool) {
+/// `window`: whether perf core has the PMU disabled (see `CpuHwEvents::join_window`).
+fn start_event(
+    info: &PmuInfo,
+    cpu: &mut CpuState,
+    event: &PerfEvent,
+    reload: bool,
+    window: impl FnOnce() -> bool,
+) {
     let mut hw = event.hw();
-    cpu.core.start(&mut cpu.fw, &mut hw, reload);
+    cpu.core.start(&mut cpu.fw, &mut hw, reload, window);
     // User space may read the counter of an mmap'd event while it runs. The start itself may wait
     // for pmu_enable; the counter holds its start value until then, which is what the mmap page
     // says it holds.
@@ -763,13 +772,19 @@ fn start_event(info: &PmuInfo, cpu: &mut CpuState, event: &PerfEvent, reload: bo
 }
 
 /// `riscv_pmu_stop()`: user space loses the right to read the counter, which then stops; the
-/// event is brought up to date (always, as in the C driver).
-fn stop_event(info: &PmuInfo, cpu: &mut CpuState, event: &PerfEvent, update: bool) {
+/// event is brought up to date (always, as in the C driver). `window`: as for [`start_event`].
+fn stop_event(
+    info: &PmuInfo,
+    cpu: &mut CpuState,
+    event: &PerfEvent,
+    update: bool,
+    window: impl FnOnce() -> bool,
+) {
     let mut hw = event.hw();
     // The counter may stay mapped to this event while another task runs: user space loses the
     // right to read it first.
     revoke_user_access(info, &hw);
-    add_count(event, cpu.core.stop(&mut cpu.fw, &mut hw, update));
+    add_count(event, cpu.core.stop(&mut cpu.fw, &mut hw, update, window));
 }
 
 /// Clears the `scounteren` bit of the event's counter if user space may read it, mmap'd or not:
@@ -870,11 +885,17 @@ impl perf::Driver for RiscvPmu {
 
     /// `riscv_pmu_add()`.
     #[inline]
-    fn add(&self, cpu: &mut CpuState, event: &PerfEvent, flags: EventFlags) -> Result {
+    fn add(
+        &self,
+        cpu: &mut CpuState,
+        event: &PerfEvent,
+        flags: EventFlags,
+        window: PmuWindow<'_>,
+    ) -> Result {
         let mut hw = event.hw();
         let start = flags.contains(EventFlags::START);
         cpu.core
-            .add(&mut cpu.fw, &mut hw, start)
+            .add(&mut cpu.fw, &mut hw, start, || window.is_open())
             .map_err(|err| errno(err.errno()))?;
         // Adding with START starts the event, as `start` would.
         if let Some(bit) = self.info.user_read_bit(&hw).filter(|_| start) {
@@ -886,22 +907,45 @@ impl perf::Driver for RiscvPmu {
 
     /// `riscv_pmu_del()`.
     #[inline]
-    fn del(&self, cpu: &mut CpuState, event: &PerfEvent, _flags: EventFlags) {
+    fn del(
+        &self,
+        cpu: &mut CpuState,
+        event: &PerfEvent,
+        _flags: EventFlags,
+        window: PmuWindow<'_>,
+    ) {
         let mut hw = event.hw();
         // Deleting stops the event, as `stop` would: the counter is no longer user-readable.
         revoke_user_access(&self.info, &hw);
-        add_count(event, cpu.core.del(&mut cpu.fw, &mut hw));
+        add_count(
+            event,
+            cpu.core.del(&mut cpu.fw, &mut hw, || window.is_open()),
+        );
         event.update_userpage();
     }
 
     /// `riscv_pmu_start()`.
-    fn start(&self, cpu: &mut CpuState, event: &PerfEvent, flags: EventFlags) {
-        start_event(&self.info, cpu, event, flags.contains(EventFlags::RELOAD));
+    fn start(
+        &self,
+        cpu: &mut CpuState,
+        event: &PerfEvent,
+        flags: EventFlags,
+        window: PmuWindow<'_>,
+    ) {
+        let reload = flags.contains(EventFlags::RELOAD);
+        start_event(&self.info, cpu, event, reload, || window.is_open());
     }
 
     /// `riscv_pmu_stop()`.
-    fn stop(&self, cpu: &mut CpuState, event: &PerfEvent, flags: EventFlags) {
-        stop_event(&self.info, cpu, event, flags.contains(EventFlags::UPDATE));
+    fn stop(
+        &self,
+        cpu: &mut CpuState,
+        event: &PerfEvent,
+        flags: EventFlags,
+        window: PmuWindow<'_>,
+    ) {
+        let update = flags.contains(EventFlags::UPDATE);
+        stop_event(&self.info, cpu, event, update, || window.is_open());
     }
 
     /// `riscv_pmu_read()`.
@@ -909,16 +953,13 @@ impl perf::Driver for RiscvPmu {
         add_count(event, cpu.core.read(&mut cpu.fw, &mut event.hw()));
     }
 
-    /// `pmu->pmu_disable`: from here to `pmu_enable`, stops and starts are only recorded.
-    #[inline]
-    fn pmu_disable(&self, cpu: &mut CpuState) {
-        cpu.core.pmu_disable();
-    }
-
-    /// `pmu->pmu_enable`: the recorded stops and starts are made, one call for each kind.
+    /// `pmu->pmu_enable`: the stops and starts recorded since perf core disabled the PMU are made,
+    /// one call for each kind. There is no `pmu_disable`: the callbacks in perf core's window
+    /// learn of it when they have work to record (`CpuHwEvents::join_window`), so that a window
+    /// whose events only coast costs nothing to open.
     #[inline]
     fn pmu_enable(&self, cpu: &mut CpuState) {
-        cpu.core.pmu_enable(&mut cpu.fw);
+        cpu.core.leave_window(&mut cpu.fw);
     }
 
     /// `pmu->start_txn`: nothing to record. `add` claims a counter or fails at once (and
@@ -1032,7 +1073,7 @@ impl PmuSbiOverflow {
             // perf core throttles the event: it stays stopped until perf core starts it again
             // (the C driver lets it run on).
             self.cpus.with_local(ctx.cpu(), |state| {
-                stop_event(&self.info, state, event, true)
+                stop_event(&self.info, state, event, true, || false)
             });
         }
     }
@@ -1128,7 +1169,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
                 if HwEvent::state(&event.hw()).contains(HesState::STOPPED) {
                     continue;
                 }
-                stop_event(&self.info, state, event, true);
+                stop_event(&self.info, state, event, true, || false);
                 stopped |= 1 << idx;
             }
             state.core.pmu_enable(&mut state.fw);
@@ -1150,7 +1191,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
                     continue;
                 }
                 if let Some(event) = self.cpus.event(cpu, idx) {
-                    start_event(&self.info, state, event, true);
+                    start_event(&self.info, state, event, true, || false);
                 }
             }
             state.core.pmu_enable(&mut state.fw);

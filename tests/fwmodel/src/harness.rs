@@ -35,19 +35,21 @@ pub trait CpuDriver: Clone + core::fmt::Debug {
     /// The CPU comes up: its counters are reset, and snapshot memory is set up when the firmware has
     /// it.
     fn cpu_starting<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError>;
-    /// `pmu->add`, with `PERF_EF_START` when `start`.
+    /// `pmu->add`, with `PERF_EF_START` when `start`. `window` says whether perf core has the PMU
+    /// disabled on this CPU (`perf_pmu_disable()`), as for the next three.
     fn add<F: Firmware>(
         &mut self,
         fw: &mut F,
         hw: &mut HwPerfEvent,
         start: bool,
+        window: bool,
     ) -> Result<(), AddError>;
     /// `pmu->del`; returns the count to add to the event.
-    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) -> u64;
     /// `pmu->start(PERF_EF_RELOAD)`.
-    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent);
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool);
     /// `pmu->stop(PERF_EF_UPDATE)`; returns the count to add to the event.
-    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) -> u64;
     /// `pmu->read`; returns the count to add to the event.
     fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
     /// `pmu->pmu_disable`.
@@ -86,32 +88,32 @@ impl CpuDriver for CpuHwEvents {
         fw: &mut F,
         hw: &mut HwPerfEvent,
         start: bool,
+        window: bool,
     ) -> Result<(), AddError> {
-        CpuHwEvents::add(self, fw, hw, start)
+        CpuHwEvents::add(self, fw, hw, start, || window)
     }
 
-    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
-        CpuHwEvents::del(self, fw, hw)
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) -> u64 {
+        CpuHwEvents::del(self, fw, hw, || window)
     }
 
-    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) {
-        CpuHwEvents::start(self, fw, hw, true);
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) {
+        CpuHwEvents::start(self, fw, hw, true, || window);
     }
 
-    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
-        CpuHwEvents::stop(self, fw, hw, true)
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) -> u64 {
+        CpuHwEvents::stop(self, fw, hw, true, || window)
     }
 
     fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
         CpuHwEvents::read(self, fw, hw)
     }
 
-    fn pmu_disable(&mut self) {
-        CpuHwEvents::pmu_disable(self);
-    }
+    // As the kernel driver does: no `pmu_disable` callback, the operations join perf core's window.
+    fn pmu_disable(&mut self) {}
 
     fn pmu_enable<F: Firmware>(&mut self, fw: &mut F) {
-        CpuHwEvents::pmu_enable(self, fw);
+        CpuHwEvents::leave_window(self, fw);
     }
 
     fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
@@ -153,19 +155,20 @@ impl CpuDriver for PerEvent {
         fw: &mut F,
         hw: &mut HwPerfEvent,
         start: bool,
+        _window: bool,
     ) -> Result<(), AddError> {
         PerEvent::add(self, fw, hw, start)
     }
 
-    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) -> u64 {
         PerEvent::del(self, fw, hw)
     }
 
-    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) {
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) {
         PerEvent::start(self, fw, hw);
     }
 
-    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) -> u64 {
         PerEvent::stop(self, fw, hw)
     }
 
@@ -387,7 +390,7 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         assert!(ev.cpu.is_none(), "event {e} added twice");
         let c = &mut self.cpus[cpu];
-        c.pmu.add(&mut c.model, &mut ev.hw, start)?;
+        c.pmu.add(&mut c.model, &mut ev.hw, start, c.window > 0)?;
         ev.cpu = Some(cpu);
         ev.active = start;
         Ok(())
@@ -398,7 +401,7 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.take().expect("del of an event that is not added");
         let c = &mut self.cpus[cpu];
-        ev.count += c.pmu.del(&mut c.model, &mut ev.hw);
+        ev.count += c.pmu.del(&mut c.model, &mut ev.hw, c.window > 0);
         ev.active = false;
     }
 
@@ -407,7 +410,7 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("start of an event that is not added");
         let c = &mut self.cpus[cpu];
-        c.pmu.start(&mut c.model, &mut ev.hw);
+        c.pmu.start(&mut c.model, &mut ev.hw, c.window > 0);
         ev.active = true;
     }
 
@@ -416,7 +419,7 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("stop of an event that is not added");
         let c = &mut self.cpus[cpu];
-        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
+        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, c.window > 0);
         ev.active = false;
     }
 
@@ -507,7 +510,7 @@ impl<D: CpuDriver> System<D> {
                 if o.sample {
                     ev.samples += 1;
                     if ev.throttle_at == Some(ev.samples) {
-                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
+                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, c.window > 0);
                         ev.active = false;
                     }
                 }

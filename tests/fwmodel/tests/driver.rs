@@ -757,7 +757,7 @@ fn add_failures_surface_as_typed_errors() {
         ..HwPerfEvent::default()
     };
     assert_eq!(
-        c.pmu.add(&mut c.model, &mut hw, true),
+        c.pmu.add(&mut c.model, &mut hw, true, || false),
         Err(AddError::NoCounter)
     );
     assert_eq!(AddError::NoCounter.errno(), ENOENT);
@@ -798,12 +798,12 @@ fn claim_rules_refuse_counters_firmware_should_not_return() {
         )
         .unwrap();
         let mut second = first;
-        let r1 = cpu.add(&mut fw, &mut first, true);
+        let r1 = cpu.add(&mut fw, &mut first, true, || false);
         if bogus == 5 {
             // Counter 5 is valid and free the first time, taken the second time.
             assert_eq!(r1, Ok(()));
             assert_eq!(
-                cpu.add(&mut fw, &mut second, true),
+                cpu.add(&mut fw, &mut second, true, || false),
                 Err(AddError::NoCounter)
             );
         } else {

@@ -507,10 +507,10 @@ proptest! {
         for (i, op) in ops.iter().enumerate() {
             let hw = &mut hws[i % n];
             match op {
-                0 => { let _ = cpu.add(&mut m, hw, true); }
-                1 => { cpu.del(&mut m, hw); }
-                2 => cpu.start(&mut m, hw, true),
-                3 => { cpu.stop(&mut m, hw, true); }
+                0 => { let _ = cpu.add(&mut m, hw, true, || false); }
+                1 => { cpu.del(&mut m, hw, || false); }
+                2 => cpu.start(&mut m, hw, true, || false),
+                3 => { cpu.stop(&mut m, hw, true, || false); }
                 4 => { cpu.read(&mut m, hw); }
                 5 => cpu.pmu_disable(),
                 6 => cpu.pmu_enable(&mut m),

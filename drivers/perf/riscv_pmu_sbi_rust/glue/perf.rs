@@ -19,7 +19,7 @@
 //! scope-bound, and a second borrow of the same CPU's state is refused with a warning instead of
 //! creating a second `&mut`.
 
-use super::arch::PmuContainer;
+use super::arch::{this_cpu_offset, PmuContainer};
 use super::bindings;
 use super::irq::IrqContext;
 use super::percpu::{self, LocalCpu, PerCpu};
@@ -427,6 +427,67 @@ struct EventTable([Cell<*mut bindings::perf_event>; MAX_COUNTERS]);
 // `Send`.
 unsafe impl<D: Send> Send for PmuCpu<D> {}
 
+/// Whether perf core has a PMU disabled on this CPU (`perf_pmu_disable()`), read when asked: what
+/// a callback of the PMU needs to know when the driver has no `pmu_disable` callback of its own.
+/// It is the event of the callback, so that passing it costs nothing where it is not asked.
+///
+/// # Invariants
+///
+/// `event` is the event of an `add`, `del`, `start`, `stop` or `read` callback of a registered PMU
+/// that runs on this CPU, with interrupts disabled, for as long as the value lives (the lifetime of
+/// the callback's [`LocalCpu`]).
+#[derive(Clone, Copy)]
+pub(crate) struct PmuWindow<'a> {
+    event: *mut bindings::perf_event,
+    _cpu: PhantomData<&'a LocalCpu<'a>>,
+}
+
+impl<'a> PmuWindow<'a> {
+    /// The window of the PMU of `event`, whose callback runs with the token `_cpu`.
+    ///
+    /// # Safety
+    ///
+    /// `event` must be the argument of a running `add`, `del`, `start`, `stop` or `read` callback
+    /// of a registered PMU.
+    #[inline(always)]
+    unsafe fn new(event: *mut bindings::perf_event, _cpu: &'a LocalCpu<'a>) -> Self {
+        // INVARIANT: Guaranteed by the caller, and the token proves interrupts are disabled on
+        // this CPU for the lifetime.
+        Self {
+            event,
+            _cpu: PhantomData,
+        }
+    }
+
+    /// Whether perf core has the PMU disabled on this CPU: its `pmu_disable_count` of this CPU is
+    /// above 0.
+    #[inline]
+    pub(crate) fn is_open(self) -> bool {
+        // SAFETY: The callback of `event` runs on this CPU with interrupts disabled for as long as
+        // `self` lives (type invariant).
+        let cpu = unsafe { LocalCpu::new() };
+        // SAFETY: The event is valid during its callback (type invariant), and perf core set
+        // `event->pmu` to the PMU whose callback runs.
+        let pmu = unsafe { (*self.event).pmu };
+        // SAFETY: The PMU is registered while its callback runs (type invariant, and see
+        // `Registration`'s drop): `perf_pmu_register()` allocated its per-CPU `pmu_disable_count`,
+        // which only `perf_pmu_unregister()` frees, and perf core does not change the field
+        // meanwhile.
+        let count = unsafe { (*pmu).pmu_disable_count };
+        // `this_cpu_ptr()`: the per-CPU pointer plus this CPU's offset, the address of this CPU's
+        // count.
+        let ptr = count
+            .cast::<u8>()
+            .wrapping_add(this_cpu_offset(&cpu))
+            .cast::<c_int>();
+        // SAFETY: The address is this CPU's copy of the live per-CPU count (above). perf core
+        // changes it only on this CPU (`perf_pmu_disable()` and `perf_pmu_enable()` use
+        // `this_cpu_ptr()`), and interrupts stay disabled on this CPU, so no write runs during
+        // the read.
+        unsafe { ptr.read() > 0 }
+    }
+}
+
 /// The per-CPU state of a PMU: for each CPU, the events on its counters and the driver's state `D`.
 pub(crate) struct CpuStates<D>(PerCpu<PmuCpu<D>>);
 
@@ -593,27 +654,55 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     fn event_init(&self, event: &PerfEvent, init: &EventInit<'_>) -> Result;
 
     /// Puts an event on a counter of this CPU (`pmu::add`); the counter goes in `hw.idx`.
-    fn add(&self, cpu: &mut Self::CpuState, event: &PerfEvent, flags: EventFlags) -> Result;
+    /// `window` tells, when asked, whether perf core has the PMU disabled on this CPU, as for the
+    /// next three callbacks.
+    fn add(
+        &self,
+        cpu: &mut Self::CpuState,
+        event: &PerfEvent,
+        flags: EventFlags,
+        window: PmuWindow<'_>,
+    ) -> Result;
 
     /// Takes an event off its counter (`pmu::del`).
-    fn del(&self, cpu: &mut Self::CpuState, event: &PerfEvent, flags: EventFlags);
+    fn del(
+        &self,
+        cpu: &mut Self::CpuState,
+        event: &PerfEvent,
+        flags: EventFlags,
+        window: PmuWindow<'_>,
+    );
 
     /// Starts counting (`pmu::start`).
-    fn start(&self, cpu: &mut Self::CpuState, event: &PerfEvent, flags: EventFlags);
+    fn start(
+        &self,
+        cpu: &mut Self::CpuState,
+        event: &PerfEvent,
+        flags: EventFlags,
+        window: PmuWindow<'_>,
+    );
 
     /// Stops counting (`pmu::stop`).
-    fn stop(&self, cpu: &mut Self::CpuState, event: &PerfEvent, flags: EventFlags);
+    fn stop(
+        &self,
+        cpu: &mut Self::CpuState,
+        event: &PerfEvent,
+        flags: EventFlags,
+        window: PmuWindow<'_>,
+    );
 
     /// Brings the event's count up to date (`pmu::read`).
     fn read(&self, cpu: &mut Self::CpuState, event: &PerfEvent);
 
     /// Opens a window in which perf core adds, removes, starts and stops events of this CPU
-    /// (`pmu::pmu_disable`).
+    /// (`pmu::pmu_disable`). A driver that implements [`Driver::pmu_enable`] without it learns
+    /// of the window from the [`PmuWindow`] of the callbacks in it, and perf core gets an empty
+    /// `pmu_disable` (it calls both or neither).
     fn pmu_disable(&self, _cpu: &mut Self::CpuState) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// Closes the window opened by [`Driver::pmu_disable`] (`pmu::pmu_enable`).
+    /// Closes the window perf core opened with `perf_pmu_disable()` (`pmu::pmu_enable`).
     fn pmu_enable(&self, _cpu: &mut Self::CpuState) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -740,6 +829,8 @@ impl<T: Driver> Registration<T> {
                 },
                 pmu_disable: if T::HAS_PMU_DISABLE {
                     Some(Adapter::<T>::pmu_disable_callback)
+                } else if T::HAS_PMU_ENABLE {
+                    Some(Adapter::<T>::pmu_disable_empty)
                 } else {
                     None
                 },
@@ -830,7 +921,7 @@ impl<T: Driver> Adapter<T> {
     #[inline(always)]
     unsafe fn with_state<R>(
         event: *mut bindings::perf_event,
-        f: impl FnOnce(&Registration<T>, &EventTable, &mut T::CpuState, &PerfEvent) -> R,
+        f: impl FnOnce(&Registration<T>, &EventTable, &mut T::CpuState, &PerfEvent, PmuWindow<'_>) -> R,
     ) -> Option<R> {
         // SAFETY: Guaranteed by the caller: perf core set `event->pmu` to the PMU of the callback.
         let registration = unsafe { Self::registration((*event).pmu) };
@@ -839,9 +930,11 @@ impl<T: Driver> Adapter<T> {
         let cpu = unsafe { LocalCpu::new() };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let ev = unsafe { PerfEvent::from_raw(event) };
-        registration
-            .cpus
-            .with_local_table(&cpu, |state, events| f(registration, events, state, ev))
+        // SAFETY: Guaranteed by the caller.
+        let window = unsafe { PmuWindow::new(event, &cpu) };
+        registration.cpus.with_local_table(&cpu, |state, events| {
+            f(registration, events, state, ev, window)
+        })
     }
 
     /// # Safety
@@ -885,8 +978,9 @@ impl<T: Driver> Adapter<T> {
         from_result(|| {
             // SAFETY: Guaranteed by the caller.
             let added = unsafe {
-                Self::with_state(event, |reg, events, state, ev| {
-                    reg.driver.add(state, ev, EventFlags::from_raw(flags))?;
+                Self::with_state(event, |reg, events, state, ev, window| {
+                    reg.driver
+                        .add(state, ev, EventFlags::from_raw(flags), window)?;
                     events.set(usize::try_from(ev.hw().idx()).ok(), event);
                     Ok::<(), Error>(())
                 })
@@ -902,9 +996,10 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn del_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
         let deleted = unsafe {
-            Self::with_state(event, |reg, events, state, ev| {
+            Self::with_state(event, |reg, events, state, ev, window| {
                 events.clear(usize::try_from(ev.hw().idx()).ok(), event);
-                reg.driver.del(state, ev, EventFlags::from_raw(flags));
+                reg.driver
+                    .del(state, ev, EventFlags::from_raw(flags), window);
             })
         };
         if deleted.is_none() {
@@ -923,8 +1018,9 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn start_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
         unsafe {
-            Self::with_state(event, |reg, _, state, ev| {
-                reg.driver.start(state, ev, EventFlags::from_raw(flags))
+            Self::with_state(event, |reg, _, state, ev, window| {
+                reg.driver
+                    .start(state, ev, EventFlags::from_raw(flags), window)
             })
         };
     }
@@ -935,8 +1031,9 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn stop_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
         unsafe {
-            Self::with_state(event, |reg, _, state, ev| {
-                reg.driver.stop(state, ev, EventFlags::from_raw(flags))
+            Self::with_state(event, |reg, _, state, ev, window| {
+                reg.driver
+                    .stop(state, ev, EventFlags::from_raw(flags), window)
             })
         };
     }
@@ -946,7 +1043,7 @@ impl<T: Driver> Adapter<T> {
     /// `event` must be passed by perf core to the `read` callback.
     unsafe extern "C" fn read_callback(event: *mut bindings::perf_event) {
         // SAFETY: Guaranteed by the caller.
-        unsafe { Self::with_state(event, |reg, _, state, ev| reg.driver.read(state, ev)) };
+        unsafe { Self::with_state(event, |reg, _, state, ev, _| reg.driver.read(state, ev)) };
     }
 
     /// Runs `f` with the driver and this CPU's state.
@@ -982,6 +1079,11 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: Guaranteed by the caller.
         unsafe { Self::with_pmu_state(pmu, |driver, state| driver.pmu_disable(state)) }
     }
+
+    /// `pmu_disable` of a driver without [`Driver::pmu_disable`] that implements
+    /// [`Driver::pmu_enable`]: perf core counts the window itself (`pmu_disable_count`), which the
+    /// driver reads through [`PmuWindow`].
+    extern "C" fn pmu_disable_empty(_pmu: *mut bindings::pmu) {}
 
     /// # Safety
     ///

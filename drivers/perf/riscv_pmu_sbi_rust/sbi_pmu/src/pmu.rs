@@ -125,6 +125,9 @@ struct SlotConfig {
 pub struct CpuHwEvents {
     info: PmuInfo,
     disable_depth: u32,
+    /// Whether `disable_depth` counts a window of perf core's that an operation joined
+    /// ([`CpuHwEvents::join_window`]), to be closed by [`CpuHwEvents::leave_window`].
+    joined: bool,
     snapshot: bool,
     n_events: u32,
     used_hw_ctrs: u64,
@@ -177,6 +180,7 @@ impl CpuHwEvents {
         Self {
             info: *info,
             disable_depth: 0,
+            joined: false,
             snapshot: false,
             n_events: 0,
             used_hw_ctrs: 0,
@@ -329,19 +333,47 @@ impl CpuHwEvents {
         }
     }
 
+    /// Joins a window perf core has open (`perf_pmu_disable()`) that this state was not told of:
+    /// `window` says whether perf core has the PMU disabled on this CPU, and is asked only when
+    /// no window is open here. Every operation that records work calls it first, so that the work
+    /// waits for [`CpuHwEvents::leave_window`] as it would for [`CpuHwEvents::pmu_enable`] after a
+    /// [`CpuHwEvents::pmu_disable`]. A driver that learns of perf core's windows this way needs no
+    /// `pmu_disable` callback, and the short paths of `add` and `del`, which record nothing, never
+    /// ask.
+    #[inline(always)]
+    fn join_window(&mut self, window: impl FnOnce() -> bool) {
+        if self.disable_depth == 0 && window() {
+            self.disable_depth = 1;
+            self.joined = true;
+        }
+    }
+
+    /// `pmu->pmu_enable` of a driver that joins perf core's windows
+    /// ([`CpuHwEvents::join_window`]): closes the window an operation joined, flushing its work;
+    /// nothing to do when none did (no work waits: outside a window every operation makes its
+    /// calls at once).
+    #[inline]
+    pub fn leave_window<F: Firmware>(&mut self, fw: &mut F) {
+        if self.joined {
+            self.joined = false;
+            self.pmu_enable(fw);
+        }
+    }
+
     /// `riscv_pmu_add()`: gives the event a counter (`pmu_sbi_ctr_get_idx()`), and starts it when
-    /// `start` (`PERF_EF_START`) is set.
+    /// `start` (`PERF_EF_START`) is set. `window`: see [`CpuHwEvents::join_window`].
     #[inline(always)]
     pub fn add<F: Firmware>(
         &mut self,
         fw: &mut F,
         hw: &mut impl HwEvent,
         start: bool,
+        window: impl FnOnce() -> bool,
     ) -> Result<(), AddError> {
         if start && self.add_returning(fw, hw) {
             return Ok(());
         }
-        self.add_general(fw, hw, start)
+        self.add_general(fw, hw, start, window)
     }
 
     /// The short path of [`CpuHwEvents::add`], taken at nearly every context switch of a task that
@@ -390,21 +422,24 @@ impl CpuHwEvents {
         true
     }
 
-    /// [`CpuHwEvents::add`] for every event [`CpuHwEvents::add_returning`] does not take.
+    /// [`CpuHwEvents::add`] for every event [`CpuHwEvents::add_returning`] does not take (out of
+    /// line, with the window's test, so that the short path keeps its registers).
     #[inline(never)]
     fn add_general<F: Firmware>(
         &mut self,
         fw: &mut F,
         hw: &mut impl HwEvent,
         start: bool,
+        window: impl FnOnce() -> bool,
     ) -> Result<(), AddError> {
+        self.join_window(window);
         let idx = self.ctr_get_idx(fw, hw)?;
         // idx is below 64, so it fits an i32.
         hw.set_idx(idx as i32);
         self.n_events = self.n_events.saturating_add(1);
         hw.set_state(HesState::STOPPED | HesState::UPTODATE);
         if start {
-            self.start(fw, hw, true);
+            self.start_counter(fw, hw);
         } else {
             // A counter that coasted stops: an added event counts only once started.
             self.want &= !bit(idx);
@@ -431,11 +466,18 @@ impl CpuHwEvents {
     /// Where user mode can read any configured counter ([`PmuInfo::configured_counters_readable`]:
     /// KVM), nothing is parked or coasts: the counter is stopped with RESET at the flush, as the C
     /// driver does at once, so no other task can read what it counted.
+    ///
+    /// `window`: see [`CpuHwEvents::join_window`].
     #[inline(always)]
-    pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
+    pub fn del<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut impl HwEvent,
+        window: impl FnOnce() -> bool,
+    ) -> u64 {
         match self.del_coasting(fw, hw) {
             Some(delta) => delta,
-            None => self.del_general(fw, hw),
+            None => self.del_general(fw, hw, window),
         }
     }
 
@@ -466,9 +508,16 @@ impl CpuHwEvents {
         Some(delta)
     }
 
-    /// [`CpuHwEvents::del`] for every event [`CpuHwEvents::del_coasting`] does not take.
+    /// [`CpuHwEvents::del`] for every event [`CpuHwEvents::del_coasting`] does not take (out of
+    /// line, with the window's test, as [`CpuHwEvents::add_general`]).
     #[inline(never)]
-    fn del_general<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
+    fn del_general<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut impl HwEvent,
+        window: impl FnOnce() -> bool,
+    ) -> u64 {
+        self.join_window(window);
         let Some(idx) = self.used_counter(hw) else {
             hw.set_idx(IDX_NONE);
             return 0;
@@ -498,11 +547,24 @@ impl CpuHwEvents {
     ///
     /// A sampling event is loaded with its next period (`riscv_pmu_event_set_period()`), whatever
     /// `reload` says, as the C driver does. A counting event continues from the value its counter
-    /// holds.
+    /// holds. `window`: see [`CpuHwEvents::join_window`].
     #[inline(always)]
-    pub fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, reload: bool) {
+    pub fn start<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut impl HwEvent,
+        reload: bool,
+        window: impl FnOnce() -> bool,
+    ) {
         // perf passes PERF_EF_RELOAD after an update; the C driver reloads either way, and so do we.
         let _ = reload;
+        self.join_window(window);
+        self.start_counter(fw, hw);
+    }
+
+    /// [`CpuHwEvents::start`] in the window it joined.
+    #[inline(always)]
+    fn start_counter<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) {
         let Some(idx) = self.used_counter(hw) else {
             return;
         };
@@ -557,12 +619,20 @@ impl CpuHwEvents {
     }
 
     /// `riscv_pmu_stop()`: stops the event's counter and updates the event (always, as the C driver
-    /// does whatever `update` says). Returns the count to add to the event.
-    pub fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, update: bool) -> u64 {
+    /// does whatever `update` says). Returns the count to add to the event. `window`: see
+    /// [`CpuHwEvents::join_window`].
+    pub fn stop<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        hw: &mut impl HwEvent,
+        update: bool,
+        window: impl FnOnce() -> bool,
+    ) -> u64 {
         let _ = update;
         let Some(idx) = self.used_counter(hw) else {
             return 0;
         };
+        self.join_window(window);
         self.stop_counter(fw, hw, idx, false)
     }
 
