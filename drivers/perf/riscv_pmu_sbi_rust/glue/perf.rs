@@ -919,10 +919,10 @@ impl<T: Driver> Adapter<T> {
     /// `event` must be the argument of a running `add`, `del`, `start`, `stop` or `read` callback
     /// of a [`Registration<T>`].
     #[inline(always)]
-    unsafe fn with_state<R>(
-        event: *mut bindings::perf_event,
-        f: impl FnOnce(&Registration<T>, &EventTable, &mut T::CpuState, &PerfEvent, PmuWindow<'_>) -> R,
-    ) -> Option<R> {
+    unsafe fn with_state<R, F>(event: *mut bindings::perf_event, f: F) -> Option<R>
+    where
+        F: FnOnce(&Registration<T>, &EventTable, &mut T::CpuState, &PerfEvent, PmuWindow<'_>) -> R,
+    {
         // SAFETY: Guaranteed by the caller: perf core set `event->pmu` to the PMU of the callback.
         let registration = unsafe { Self::registration((*event).pmu) };
         // SAFETY: perf core calls these callbacks on the event's CPU with interrupts disabled (under
