@@ -163,9 +163,19 @@ pub(crate) fn scounteren_clear(bits: usize) {
     unsafe { asm!("csrc scounteren, {0}", in(reg) bits, options(nomem, nostack)) };
 }
 
+/// `this_cpu_ptr()`: the address of this CPU's copy of the per-CPU data `ptr` points to (the
+/// per-CPU pointer plus this CPU's offset). Only an address: whether a copy lives there is the
+/// caller's to know.
+#[inline(always)]
+pub(crate) fn this_cpu_ptr<T>(ptr: *mut T, cpu: &LocalCpu<'_>) -> *mut T {
+    ptr.cast::<u8>()
+        .wrapping_add(this_cpu_offset(cpu))
+        .cast::<T>()
+}
+
 /// The offset of this CPU's copies of per-CPU data (`__my_cpu_offset`): `__per_cpu_offset[cpu]`, the
 /// CPU number taken from `current_thread_info()`, which `tp` points to on RISC-V.
-pub(crate) fn this_cpu_offset(_cpu: &LocalCpu<'_>) -> usize {
+fn this_cpu_offset(_cpu: &LocalCpu<'_>) -> usize {
     let tp: *const bindings::thread_info;
     // SAFETY: Reading `tp` has no side effect and touches no memory.
     unsafe { asm!("mv {0}, tp", out(reg) tp, options(nomem, nostack, preserves_flags)) };

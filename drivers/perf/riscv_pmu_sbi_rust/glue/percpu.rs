@@ -67,13 +67,8 @@ impl<T> PerCpu<T> {
     /// state borrowed mutably, whose borrow flag refuses a second borrow, re-entrant or not).
     #[inline(always)]
     pub(crate) fn local<'a>(&'a self, cpu: &'a LocalCpu<'_>) -> &'a T {
-        // `this_cpu_ptr()`: the per-CPU pointer plus this CPU's offset, which is the address of this
-        // CPU's copy of the live allocation (type invariant).
-        let ptr = self
-            .ptr
-            .as_ptr()
-            .cast::<u8>()
-            .wrapping_add(super::arch::this_cpu_offset(cpu));
+        // This CPU's copy of the live allocation (type invariant).
+        let ptr = super::arch::this_cpu_ptr(self.ptr.as_ptr(), cpu);
         // The copy lives until `self` is dropped, which needs `&mut self`. Copies are only reached
         // from their own CPU (here, and in `with_cpu`, which runs on the target CPU), and `T: Send`
         // lets whichever thread runs on the CPU use it. CAST: each copy is a valid, aligned `T`.

@@ -19,7 +19,7 @@
 //! scope-bound, and a second borrow of the same CPU's state is refused with a warning instead of
 //! creating a second `&mut`.
 
-use super::arch::{this_cpu_offset, PmuContainer};
+use super::arch::{this_cpu_ptr, PmuContainer};
 use super::bindings;
 use super::irq::IrqContext;
 use super::percpu::{self, LocalCpu, PerCpu};
@@ -469,21 +469,14 @@ impl<'a> PmuWindow<'a> {
         // SAFETY: The event is valid during its callback (type invariant), and perf core set
         // `event->pmu` to the PMU whose callback runs.
         let pmu = unsafe { (*self.event).pmu };
-        // SAFETY: The PMU is registered while its callback runs (type invariant, and see
-        // `Registration`'s drop): `perf_pmu_register()` allocated its per-CPU `pmu_disable_count`,
-        // which only `perf_pmu_unregister()` frees, and perf core does not change the field
-        // meanwhile.
+        // `perf_pmu_register()` allocated the PMU's per-CPU `pmu_disable_count`; only
+        // `perf_pmu_unregister()` frees it, and perf core writes it only through `this_cpu_ptr()`.
+        // SAFETY: The PMU is registered while its callback runs (type invariant; see the drop of
+        // `Registration`), and perf core does not change the field of a registered PMU.
         let count = unsafe { (*pmu).pmu_disable_count };
-        // `this_cpu_ptr()`: the per-CPU pointer plus this CPU's offset, the address of this CPU's
-        // count.
-        let ptr = count
-            .cast::<u8>()
-            .wrapping_add(this_cpu_offset(&cpu))
-            .cast::<c_int>();
-        // SAFETY: The address is this CPU's copy of the live per-CPU count (above). perf core
-        // changes it only on this CPU (`perf_pmu_disable()` and `perf_pmu_enable()` use
-        // `this_cpu_ptr()`), and interrupts stay disabled on this CPU, so no write runs during
-        // the read.
+        let ptr = this_cpu_ptr(count, &cpu);
+        // SAFETY: `ptr` is this CPU's copy of the live count, written only on this CPU, where
+        // interrupts stay disabled: no write runs during the read.
         unsafe { ptr.read() > 0 }
     }
 }
@@ -694,15 +687,10 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Brings the event's count up to date (`pmu::read`).
     fn read(&self, cpu: &mut Self::CpuState, event: &PerfEvent);
 
-    /// Opens a window in which perf core adds, removes, starts and stops events of this CPU
-    /// (`pmu::pmu_disable`). A driver that implements [`Driver::pmu_enable`] without it learns
-    /// of the window from the [`PmuWindow`] of the callbacks in it, and perf core gets an empty
-    /// `pmu_disable` (it calls both or neither).
-    fn pmu_disable(&self, _cpu: &mut Self::CpuState) {
-        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
-    }
-
-    /// Closes the window perf core opened with `perf_pmu_disable()` (`pmu::pmu_enable`).
+    /// Closes a window perf core opened with `perf_pmu_disable()`, in which it added, removed,
+    /// started and stopped events of this CPU (`pmu::pmu_enable`). The driver learns of the window
+    /// from the [`PmuWindow`] of those callbacks; perf core gets an empty `pmu_disable` (it calls
+    /// both or neither).
     fn pmu_enable(&self, _cpu: &mut Self::CpuState) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -711,7 +699,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// [`Driver::commit_txn`] or [`Driver::cancel_txn`], on this CPU with interrupts disabled,
     /// perf core adds (`PERF_PMU_TXN_ADD`) or reads (`PERF_PMU_TXN_READ`) the events of one group.
     /// A driver implements the three together; without them perf core brackets a group's adds with
-    /// [`Driver::pmu_disable`] and [`Driver::pmu_enable`].
+    /// one more window (`pmu_disable` and [`Driver::pmu_enable`]).
     fn start_txn(&self) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -827,9 +815,7 @@ impl<T: Driver> Registration<T> {
                 } else {
                     None
                 },
-                pmu_disable: if T::HAS_PMU_DISABLE {
-                    Some(Adapter::<T>::pmu_disable_callback)
-                } else if T::HAS_PMU_ENABLE {
+                pmu_disable: if T::HAS_PMU_ENABLE {
                     Some(Adapter::<T>::pmu_disable_empty)
                 } else {
                     None
@@ -1046,43 +1032,22 @@ impl<T: Driver> Adapter<T> {
         unsafe { Self::with_state(event, |reg, _, state, ev, _| reg.driver.read(state, ev)) };
     }
 
-    /// Runs `f` with the driver and this CPU's state.
-    ///
-    /// # Safety
-    ///
-    /// `pmu` must be the argument of a running `pmu_enable` or `pmu_disable` callback of a
-    /// [`Registration<T>`].
-    #[inline(always)]
-    unsafe fn with_pmu_state(pmu: *mut bindings::pmu, f: impl FnOnce(&T, &mut T::CpuState)) {
-        // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(pmu) };
-        // SAFETY: perf core calls these callbacks with interrupts disabled, on the CPU whose
-        // events they bracket.
-        let cpu = unsafe { LocalCpu::new() };
-        registration
-            .cpus
-            .with_local(&cpu, |state| f(&registration.driver, state));
-    }
-
     /// # Safety
     ///
     /// `pmu` must be passed by perf core to the `pmu_enable` callback.
     unsafe extern "C" fn pmu_enable_callback(pmu: *mut bindings::pmu) {
         // SAFETY: Guaranteed by the caller.
-        unsafe { Self::with_pmu_state(pmu, |driver, state| driver.pmu_enable(state)) }
+        let registration = unsafe { Self::registration(pmu) };
+        // SAFETY: perf core calls `pmu_enable` with interrupts disabled, on the CPU whose events
+        // the window bracketed.
+        let cpu = unsafe { LocalCpu::new() };
+        registration
+            .cpus
+            .with_local(&cpu, |state| registration.driver.pmu_enable(state));
     }
 
-    /// # Safety
-    ///
-    /// `pmu` must be passed by perf core to the `pmu_disable` callback.
-    unsafe extern "C" fn pmu_disable_callback(pmu: *mut bindings::pmu) {
-        // SAFETY: Guaranteed by the caller.
-        unsafe { Self::with_pmu_state(pmu, |driver, state| driver.pmu_disable(state)) }
-    }
-
-    /// `pmu_disable` of a driver without [`Driver::pmu_disable`] that implements
-    /// [`Driver::pmu_enable`]: perf core counts the window itself (`pmu_disable_count`), which the
-    /// driver reads through [`PmuWindow`].
+    /// `pmu_disable` of a driver with [`Driver::pmu_enable`]: perf core counts the window itself
+    /// (`pmu_disable_count`), which the driver reads through [`PmuWindow`].
     extern "C" fn pmu_disable_empty(_pmu: *mut bindings::pmu) {}
 
     /// # Safety
