@@ -52,9 +52,9 @@ pub trait CpuDriver: Clone + core::fmt::Debug {
     fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) -> u64;
     /// `pmu->read`; returns the count to add to the event.
     fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
-    /// `pmu->pmu_disable`.
+    /// `pmu->pmu_disable`, when perf core's count of windows leaves 0.
     fn pmu_disable(&mut self);
-    /// `pmu->pmu_enable`.
+    /// `pmu->pmu_enable`, when the count returns to 0.
     fn pmu_enable<F: Firmware>(&mut self, fw: &mut F);
     /// First step of the overflow handler: the overflowed counters that hold an event.
     fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64;
@@ -237,7 +237,7 @@ pub struct Cpu<D> {
     pub model: Model,
     /// The driver's per-CPU state.
     pub pmu: D,
-    /// Depth of the open `pmu_disable` windows.
+    /// Depth of the open `pmu_disable` windows (perf core's `pmu_disable_count`).
     pub window: u32,
 }
 
@@ -435,7 +435,9 @@ impl<D: CpuDriver> System<D> {
     pub fn disable(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
         c.window += 1;
-        c.pmu.pmu_disable();
+        if c.window == 1 {
+            c.pmu.pmu_disable();
+        }
     }
 
     /// `perf_pmu_enable()`.
@@ -443,7 +445,9 @@ impl<D: CpuDriver> System<D> {
         let c = &mut self.cpus[cpu];
         assert!(c.window > 0, "enable without disable");
         c.window -= 1;
-        c.pmu.pmu_enable(&mut c.model);
+        if c.window == 0 {
+            c.pmu.pmu_enable(&mut c.model);
+        }
     }
 
     /// The events added on a CPU, in the order they were opened.
@@ -510,7 +514,8 @@ impl<D: CpuDriver> System<D> {
                 if o.sample {
                     ev.samples += 1;
                     if ev.throttle_at == Some(ev.samples) {
-                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, c.window > 0);
+                        // As the kernel driver's handler: inside its own window.
+                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, false);
                         ev.active = false;
                     }
                 }
