@@ -37,7 +37,6 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <sched.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,38 +49,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static sigjmp_buf trap;
-
-static void on_sigill(int sig)
-{
-	(void)sig;
-	siglongjmp(trap, 1);
-}
-
-/* Reads counter CSR 0xc00 + idx (0..31); the CSR number is part of the instruction, hence the table. */
-static uint64_t csr_read_idx(unsigned int idx)
-{
-	uint64_t v = 0;
-
-#define CASE(n) case n: asm volatile("csrr %0, " #n " + 0xc00" : "=r"(v)); break
-	switch (idx) {
-	CASE(0); CASE(1); CASE(2); CASE(3); CASE(4); CASE(5); CASE(6); CASE(7);
-	CASE(8); CASE(9); CASE(10); CASE(11); CASE(12); CASE(13); CASE(14); CASE(15);
-	CASE(16); CASE(17); CASE(18); CASE(19); CASE(20); CASE(21); CASE(22); CASE(23);
-	CASE(24); CASE(25); CASE(26); CASE(27); CASE(28); CASE(29); CASE(30); CASE(31);
-	}
-#undef CASE
-	return v;
-}
-
-/* "ok" when counter CSR idx reads from user mode, "sigill" when the read traps. */
-static const char *try_read(unsigned int idx)
-{
-	if (sigsetjmp(trap, 1))
-		return "sigill";
-	(void)csr_read_idx(idx);
-	return "ok";
-}
+#include "counter_csr.h"
 
 /* The counter list: every counter CSR but time (1) that reads without a trap. */
 static void readable(char *buf, size_t len)
