@@ -31,14 +31,29 @@ trap 'restore; rpmu_finish' EXIT
 # the dynamic limit is turned back on and the rate lowered to 1000 per second, as make stress does.
 echo 25 >"$PCT"
 echo 1000 >"$RATE"
+# One storm: perf record's exit status, then its sample and throttle records in $samples and $throttles.
+storm() {
+  local p=$1 ev=$2 stats
+  out=$(timeout -k 5 120 perf record -a -c "$p" -e "$ev" -o /tmp/storm.data -- "$W" 200000 2>&1)
+  rc=$?
+  stats=$(perf report -i /tmp/storm.data --stats 2>/dev/null)
+  samples=$(awk '/SAMPLE events:/ { print $3; exit }' <<<"$stats")
+  throttles=$(awk '/THROTTLE events:/ { print $3; exit }' <<<"$stats")
+  echo "# storm period $p $ev: exit $rc, ${samples:-0} samples, ${throttles:-0} throttle records"
+}
+
 for p in 1 10; do
   for ev in cycles instructions; do
-    out=$(timeout -k 5 120 perf record -a -c "$p" -e "$ev" -o /tmp/storm.data -- "$W" 200000 2>&1)
-    rc=$?
-    stats=$(perf report -i /tmp/storm.data --stats 2>/dev/null)
-    samples=$(awk '/SAMPLE events:/ { print $3; exit }' <<<"$stats")
-    throttles=$(awk '/THROTTLE events:/ { print $3; exit }' <<<"$stats")
-    echo "# storm period $p $ev: exit $rc, ${samples:-0} samples, ${throttles:-0} throttle records"
+    storm "$p" "$ev"
+    # Here (no -icount) QEMU raises the overflow interrupt of cycles and instructions from a timer its
+    # main loop services: on a loaded host a run of a few milliseconds may end before that timer
+    # fires, with no sample at all (seen once for the Rust driver in make test beside other jobs; not
+    # reproduced in 160 runs of this loop, alone or beside busy loops). Such a run is repeated once;
+    # a driver that never delivers a sample still fails.
+    if [ "$rc" -eq 0 ] && [ "${samples:-0}" -eq 0 ]; then
+      echo "# storm period $p $ev: no sample, run again"
+      storm "$p" "$ev"
+    fi
     if [ "$rc" -eq 0 ] && [ "${samples:-0}" -gt 0 ]; then
       pass "storm_p${p}_${ev}_completed"
     else
