@@ -185,6 +185,39 @@ fn context_switch_with_firmware_events_adds_only_their_reads() {
 }
 
 #[test]
+fn nested_windows_defer_their_work_to_the_outermost_enable() {
+    // perf core calls pmu_enable only when its count of windows returns to 0 (a window opened inside
+    // a context's, say): the stop the inner window records waits for the outer one's end, and events
+    // that come back before it leave their counters running.
+    let attrs = [fw_attr(5), fw_attr(7)];
+    let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
+    cfg.snapshot = false;
+    let (mut sys, events) = counting_system(cfg, &attrs);
+    let before = sys.calls_since_boot();
+    let stops = calls_of(&sys, 0, Function::CounterStop);
+    sys.disable(0);
+    sys.disable(0);
+    for e in &events {
+        sys.del(*e);
+    }
+    sys.enable(0);
+    // Only the firmware counters' reads so far: the stop waits.
+    assert_eq!(calls_of(&sys, 0, Function::CounterStop), stops);
+    assert_eq!(sys.calls_since_boot() - before, 2);
+    for e in &events {
+        sys.add(*e, 0, true).unwrap();
+    }
+    sys.enable(0);
+    // The counters left and came back within the window: they never stopped, nothing to start.
+    assert_eq!(calls_of(&sys, 0, Function::CounterStop), stops);
+    assert_eq!(sys.calls_since_boot() - before, 2);
+    sys.tick(0, SimEvent::Fw(7), Mode::S, 4);
+    sys.settle();
+    sys.check_counts();
+    assert_eq!(sys.events[events[1]].count, 4);
+}
+
+#[test]
 fn context_switch_with_snapshot_stops_firmware_counters_once_and_reads_hardware_ones() {
     // With snapshot memory the first stop of the window stops every counter that cannot coast (the
     // firmware ones) with TAKE_SNAPSHOT and their events are updated from the saved values; the
