@@ -48,8 +48,8 @@ for p in 1 10; do
     # Here (no -icount) QEMU raises the overflow interrupt of cycles and instructions from a timer its
     # main loop services: on a loaded host a run of a few milliseconds may end before that timer
     # fires, with no sample at all (seen once for the Rust driver in make test beside other jobs; not
-    # reproduced in 160 runs of this loop, alone or beside busy loops). Such a run is repeated once;
-    # a driver that never delivers a sample still fails.
+    # reproduced in 90 rounds of these four storms in fresh boots, alone or beside busy loops). Such a
+    # run is repeated once; a driver that never delivers a sample still fails.
     if [ "$rc" -eq 0 ] && [ "${samples:-0}" -eq 0 ]; then
       echo "# storm period $p $ev: no sample, run again"
       storm "$p" "$ev"
