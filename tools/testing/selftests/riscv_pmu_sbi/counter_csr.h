@@ -18,8 +18,10 @@ static inline void on_sigill(int sig)
 	siglongjmp(counter_trap, 1);
 }
 
-/* Reads counter CSR 0xc00 + idx (0..31: cycle, time, instret, hpmcounter3..31); the CSR number is part of the
- * instruction, hence the table. */
+/*
+ * Reads counter CSR 0xc00 + idx (0..31: cycle, time, instret, hpmcounter3..31); the CSR number is part of the
+ * instruction, hence the table.
+ */
 static inline uint64_t csr_read_idx(unsigned int idx)
 {
 	uint64_t v = 0;
