@@ -961,19 +961,20 @@ impl<T: Driver> Adapter<T> {
     ///
     /// `event` must be passed by perf core to the `add` callback.
     unsafe extern "C" fn add_callback(event: *mut bindings::perf_event, flags: c_int) -> c_int {
-        from_result(|| {
-            // SAFETY: Guaranteed by the caller.
-            let added = unsafe {
-                Self::with_state(event, |reg, events, state, ev, window| {
-                    reg.driver
-                        .add(state, ev, EventFlags::from_raw(flags), window)?;
-                    events.set(usize::try_from(ev.hw().idx()).ok(), event);
-                    Ok::<(), Error>(())
-                })
-            };
-            added.unwrap_or(Err(EBUSY))?;
-            Ok(0)
-        })
+        // SAFETY: Guaranteed by the caller.
+        let added = unsafe {
+            Self::with_state(event, |reg, events, state, ev, window| {
+                reg.driver
+                    .add(state, ev, EventFlags::from_raw(flags), window)?;
+                events.set(usize::try_from(ev.hw().idx()).ok(), event);
+                Ok::<(), Error>(())
+            })
+        };
+        // Not `from_result()`: its closure would be a function of its own, called on every add.
+        match added.unwrap_or(Err(EBUSY)) {
+            Ok(()) => 0,
+            Err(err) => err.to_errno(),
+        }
     }
 
     /// # Safety
