@@ -275,10 +275,11 @@ void rpmu_warn_once(const char *msg)
 
 /*
  * The sample data of an overflow, one per CPU. On the stack the compiler would zero its 256 bytes on every
- * interrupt (CONFIG_INIT_STACK_ALL_ZERO), about 95 instructions; perf core needs none of that:
- * perf_sample_data_init() sets the fields every sample has, and perf_prepare_sample() those the event's
- * sample_type asks for, which are all perf core reads. The one field read without asking, `addr` (a BPF
- * program's context), stays 0 here as on a zeroed stack: it is zeroed at load, and nothing writes it but
+ * interrupt (CONFIG_INIT_STACK_ALL_ZERO), a memset of about 60 instructions more than finding this copy; perf
+ * core needs none of that: perf_sample_data_init() sets the fields every sample has, and perf_prepare_sample()
+ * those the event's sample_type asks for, which are all perf core reads but one. That one, `addr`, is read
+ * without being asked for (by PERF_SAMPLE_PHYS_ADDR and PERF_SAMPLE_DATA_PAGE_SIZE, and by a BPF program's
+ * context), and stays 0 here as on a zeroed stack: it is zeroed at load, and nothing writes it but
  * perf_sample_data_init() with a nonzero address (this driver passes 0) and perf_prepare_sample(), which
  * writes 0.
  */
