@@ -240,6 +240,15 @@ fi
 if want storm; then
   t0=$(now)
   storms=0
+  # One storm run, as the selftests' storm check makes it (rpmu_storm, installed with them).
+  STORM_LIB=/opt/kselftest/riscv_pmu_sbi/storm_lib.sh
+  if [ -r "$STORM_LIB" ]; then
+    # shellcheck source=../../tools/testing/selftests/riscv_pmu_sbi/storm_lib.sh
+    . "$STORM_LIB"
+  else
+    echo "not ok storm_lib $STORM_LIB is missing (the root filesystem's selftests)"
+    STORM_PERIODS=
+  fi
   # perf core throttles an event that overflows more than perf_event_max_sample_rate / HZ times in a tick. The
   # guest turns the dynamic limit off (perf_cpu_time_max_percent=0), which also freezes the rate; it is turned
   # back on and the rate lowered to 1000 per second (4 per tick), so that a storm reaches the limit even where
@@ -251,24 +260,19 @@ if want storm; then
   for p in $STORM_PERIODS; do
     for ev in cycles:u instructions:u cycles instructions; do
       # Every CPU, at a period of P events: perf core throttles the event, and the run must complete.
-      out=$(timeout -k 5 300 perf record -a -c "$p" -e "$ev" -o /tmp/st.data -- "$BIN/workload" 2000000 2>&1)
-      rc=$?
-      stats=$(perf report -i /tmp/st.data --stats 2>/dev/null)
-      samples=$(awk '/SAMPLE events:/ { print $3; exit }' <<<"$stats")
-      throttles=$(awk '/THROTTLE events:/ { print $3; exit }' <<<"$stats")
-      echo "# storm period $p $ev: exit $rc, ${samples:-0} samples, ${throttles:-0} throttle records"
+      rpmu_storm 300 /tmp/st.data "$p" "$ev" "$BIN/workload" 2000000
       storms=$((storms + 1))
-      if [ "$rc" -eq 0 ] && [ "${samples:-0}" -gt 0 ]; then
+      if [ "$rc" -eq 0 ] && [ "$samples" -gt 0 ]; then
         echo "ok storm_p${p}_${ev}_completed"
       else
-        echo "not ok storm_p${p}_${ev}_completed exit $rc, ${samples:-0} samples: $(tail -2 <<<"$out" | tr '\n' ' ')"
+        echo "not ok storm_p${p}_${ev}_completed exit $rc, $samples samples: $(tail -2 <<<"$out" | tr '\n' ' ')"
       fi
       # At period 1 the event overflows at every event it counts: perf core must have throttled it. Checked for
       # the kernel-inclusive events only: QEMU raises the overflow of a user-only cycle or instret count from a
       # host timer, which does not always fire more often than perf's limit of 4 per tick allows (seen on both
       # drivers: 16 and 3 samples at period 1 without a throttle record); their throttle records are a figure.
       if [ "$p" = 1 ] && [[ $ev != *:u ]]; then
-        if [ "${throttles:-0}" -gt 0 ]; then echo "ok storm_p1_${ev}_throttled"; else
+        if [ "$throttles" -gt 0 ]; then echo "ok storm_p1_${ev}_throttled"; else
           echo "not ok storm_p1_${ev}_throttled no throttle record at period 1"; fi
       fi
       rm -f /tmp/st.data

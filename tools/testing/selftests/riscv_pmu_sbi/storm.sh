@@ -6,6 +6,8 @@
 # the harness checks.
 set -uo pipefail
 . "$(dirname "$(readlink -f "$0")")/lib.sh"
+# shellcheck source=storm_lib.sh
+. "$RPMU_SELFTEST_DIR/storm_lib.sh"
 
 W=$RPMU_SELFTEST_DIR/workload
 COUNTERS=/sys/kernel/debug/riscv_pmu_sbi_rust/counters
@@ -31,16 +33,7 @@ trap 'restore; rpmu_finish' EXIT
 # the dynamic limit is turned back on and the rate lowered to 1000 per second, as make stress does.
 echo 25 >"$PCT"
 echo 1000 >"$RATE"
-# One storm: perf record's exit status, then its sample and throttle records in $samples and $throttles.
-storm() {
-  local p=$1 ev=$2 stats
-  out=$(timeout -k 5 120 perf record -a -c "$p" -e "$ev" -o /tmp/storm.data -- "$W" 200000 2>&1)
-  rc=$?
-  stats=$(perf report -i /tmp/storm.data --stats 2>/dev/null)
-  samples=$(awk '/SAMPLE events:/ { print $3; exit }' <<<"$stats")
-  throttles=$(awk '/THROTTLE events:/ { print $3; exit }' <<<"$stats")
-  echo "# storm period $p $ev: exit $rc, ${samples:-0} samples, ${throttles:-0} throttle records"
-}
+storm() { rpmu_storm 120 /tmp/storm.data "$1" "$2" "$W" 200000; }
 
 for p in 1 10; do
   for ev in cycles instructions; do
@@ -50,17 +43,17 @@ for p in 1 10; do
     # fires, with no sample at all (seen once for the Rust driver in make test beside other jobs; not
     # reproduced in 90 rounds of these four storms in fresh boots, alone or beside busy loops). Such a
     # run is repeated once; a driver that never delivers a sample still fails.
-    if [ "$rc" -eq 0 ] && [ "${samples:-0}" -eq 0 ]; then
+    if [ "$rc" -eq 0 ] && [ "$samples" -eq 0 ]; then
       echo "# storm period $p $ev: no sample, run again"
       storm "$p" "$ev"
     fi
-    if [ "$rc" -eq 0 ] && [ "${samples:-0}" -gt 0 ]; then
+    if [ "$rc" -eq 0 ] && [ "$samples" -gt 0 ]; then
       pass "storm_p${p}_${ev}_completed"
     else
-      fail "storm_p${p}_${ev}_completed exit $rc, ${samples:-0} samples: $(tail -2 <<<"$out" | tr '\n' ' ')"
+      fail "storm_p${p}_${ev}_completed exit $rc, $samples samples: $(tail -2 <<<"$out" | tr '\n' ' ')"
     fi
     if [ "$p" = 1 ]; then
-      if [ "${throttles:-0}" -gt 0 ]; then pass "storm_p1_${ev}_throttled"; else
+      if [ "$throttles" -gt 0 ]; then pass "storm_p1_${ev}_throttled"; else
         fail "storm_p1_${ev}_throttled no throttle record at period 1"; fi
     fi
     rm -f /tmp/storm.data
