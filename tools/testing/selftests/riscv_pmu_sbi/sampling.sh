@@ -42,18 +42,27 @@ else
   fi
 fi
 
-# 2. Frequency mode: perf core adjusts the period from the interrupt rate.
-if ! record -F 1000 -e instructions:u -- "$W" 3000000; then
-  fail "sample_frequency_mode perf record failed: $(tail -2 /tmp/sampling.err | tr '\n' ' ')"
-else
+# 2. Frequency mode: perf core adjusts the period from the interrupt rate. Without -icount QEMU raises the overflow
+# interrupt from a timer of its own clock while the counter follows host time; a record's interrupts outnumber its
+# samples by one or two on either driver, and about one record in seven had no sample (C 23, Rust 34 of 200 in one
+# boot each; C 4, Rust 5 of 50 runs of this script), so there a record without a sample is tried again, up to three
+# records. Under -icount one record, strictly.
+tries=3
+[ "${RPMU_ICOUNT:-0}" = 1 ] && tries=1
+for try in $(seq $tries); do
+  if ! record -F 1000 -e instructions:u -- "$W" 3000000; then
+    fail "sample_frequency_mode perf record failed: $(tail -2 /tmp/sampling.err | tr '\n' ' ')"
+    break
+  fi
   read -r n _ < <(samples 0)
-  echo "# frequency mode: $n samples"
+  echo "# frequency mode, record $try of at most $tries: $n samples"
   if [ "$n" -gt 0 ]; then
     pass "sample_frequency_mode"
-  else
-    fail "sample_frequency_mode no sample"
+    break
+  elif [ "$try" -eq "$tries" ]; then
+    fail "sample_frequency_mode no sample (records: $tries)"
   fi
-fi
+done
 
 # 3. A profile: hotspots spends two thirds of its loop iterations in heavy() and one third in light().
 if ! record -e cycles:u -c 20011 -- "$H" 300; then
