@@ -44,9 +44,9 @@ fi
 
 # 2. Frequency mode: perf core adjusts the period from the interrupt rate. Without -icount QEMU raises the overflow
 # interrupt from a timer of its own clock while the counter follows host time; a record's interrupts outnumber its
-# samples by one or two on either driver, and about one record in seven had no sample (C 23, Rust 34 of 200 in one
-# boot each; C 4, Rust 5 of 50 runs of this script), so there a record without a sample is tried again, up to three
-# records. Under -icount one record, strictly.
+# samples by up to three (mostly one or two) on either driver, and about one record in seven had no sample (C 23,
+# Rust 34 of 200 in one boot each; C 4, Rust 5 of 50 runs of this script), so there a record without a sample is
+# tried again, up to three records. Under -icount one record, strictly.
 tries=3
 [ "${RPMU_ICOUNT:-0}" = 1 ] && tries=1
 for try in $(seq $tries); do
