@@ -75,6 +75,28 @@ klog_has() {
   grep -q "$@" <<<"$(dmesg)"
 }
 
+# attempts NAME FUNCTION [ARGS...]: calls FUNCTION [ARGS...] until it returns 0, at most three times where
+# QEMU runs without -icount (RPMU_ICOUNT not 1) and once under -icount; returns 0 on success, 1 otherwise. For the
+# checks whose samples depend on host timing: without -icount QEMU raises the overflow interrupt of cycles and
+# instructions from a timer of its own clock while the counters follow host time, so a short workload may end
+# with few or none of its interrupts delivered, on either driver. Under -icount every run is the same and one
+# failure fails. FUNCTION leaves a reason in $why and returns 1 for a failure timing can explain (tried again) or
+# 2 for one it cannot (perf failed, a sample is wrong: not tried again). A failure tried again is reported as
+# "# NAME: attempt N of at most M: REASON".
+attempts() {
+  local name=$1 tries=3 try status
+  shift
+  [ "$RPMU_ICOUNT" = 1 ] && tries=1
+  for try in $(seq "$tries"); do
+    why=
+    "$@"
+    status=$?
+    [ "$status" -eq 0 ] && return 0
+    [ "$status" -eq 1 ] && [ "$try" -lt "$tries" ] || return 1
+    echo "# $name: attempt $try of at most $tries: $why"
+  done
+}
+
 rpmu_finish() {
   ktap_set_plan $((KTAP_TESTNO - 1))
   ktap_finished
