@@ -75,14 +75,14 @@ klog_has() {
   grep -q "$@" <<<"$(dmesg)"
 }
 
-# attempts NAME FUNCTION [ARGS...]: calls FUNCTION [ARGS...] until it returns 0, at most three times where
-# QEMU runs without -icount (RPMU_ICOUNT not 1) and once under -icount; returns 0 on success, 1 otherwise. For the
-# checks whose samples depend on host timing: without -icount QEMU raises the overflow interrupt of cycles and
-# instructions from a timer of its own clock while the counters follow host time, so a short workload may end
-# with few or none of its interrupts delivered, on either driver. Under -icount every run is the same and one
-# failure fails. FUNCTION leaves a reason in $why and returns 1 for a failure timing can explain (tried again) or
-# 2 for one it cannot (perf failed, a sample is wrong: not tried again). A failure tried again is reported as
-# "# NAME: attempt N of at most M: REASON".
+# attempts NAME FUNCTION [ARGS...]: the check NAME, passed when FUNCTION [ARGS...] returns 0, which is called at
+# most three times where QEMU runs without -icount (RPMU_ICOUNT not 1) and once under -icount. For the checks whose
+# samples depend on host timing: without -icount QEMU raises the overflow interrupt of cycles and instructions from
+# a timer of its own clock while the counters follow host time, so a short workload may end with few or none of
+# its interrupts delivered, on either driver. Under -icount every run is the same and one failure fails. FUNCTION
+# leaves a reason in $why and returns 1 for a failure timing can explain (tried again, reported as
+# "# NAME: attempt N of at most M: REASON") or 2 for one it cannot (perf failed, a sample is wrong: fails at once).
+# Returns 0 when the check passed.
 attempts() {
   local name=$1 tries=3 try status
   shift
@@ -91,10 +91,15 @@ attempts() {
     why=
     "$@"
     status=$?
-    [ "$status" -eq 0 ] && return 0
-    [ "$status" -eq 1 ] && [ "$try" -lt "$tries" ] || return 1
+    if [ "$status" -eq 0 ]; then
+      pass "$name"
+      return 0
+    fi
+    [ "$status" -eq 1 ] && [ "$try" -lt "$tries" ] || break
     echo "# $name: attempt $try of at most $tries: $why"
   done
+  fail "$name $why"
+  return 1
 }
 
 rpmu_finish() {

@@ -17,8 +17,13 @@ if [ "${RPMU_SSCOFPMF:-0}" != 1 ]; then
   exit 0
 fi
 
-# record PERF_RECORD_ARGS... -- COMMAND...: perf record into $DATA, quietly; its exit status.
-record() { ${RECORD_ENV:-} perf record -q -o "$DATA" "$@" >/dev/null 2>/tmp/sampling.err; }
+# record PERF_RECORD_ARGS... -- COMMAND...: perf record into $DATA, quietly; 0, or 2 with the reason in $why (a
+# failure attempts does not repeat).
+record() {
+  ${RECORD_ENV:-} perf record -q -o "$DATA" "$@" >/dev/null 2>/tmp/sampling.err && return 0
+  why="perf record failed: $(tail -2 /tmp/sampling.err | tr '\n' ' ')"
+  return 2
+}
 # samples PERIOD: the number of samples in $DATA and how many of them do not stand for PERIOD events.
 samples() { perf script -i "$DATA" -F period 2>/dev/null | awk -v p="$1" '{ n++; if ($1 != p) bad++ } END { print n + 0, bad + 0 }'; }
 
@@ -34,48 +39,34 @@ fixed_period() {
   local n bad count want
   # The environment is emptied for perf, not between perf and the workload: the counted command is the workload
   # alone, as for perf stat below (the count depends on the environment's size, which libc's start-up reads).
-  if ! RECORD_ENV="env -i PATH=/usr/bin" record -e instructions:u -c $PERIOD -- "$W" 1000000; then
-    why="perf record failed: $(tail -2 /tmp/sampling.err | tr '\n' ' ')"
-    return 2
-  fi
+  RECORD_ENV="env -i PATH=/usr/bin" record -e instructions:u -c $PERIOD -- "$W" 1000000 || return 2
   read -r n bad < <(samples $PERIOD)
   count=$(env -i PATH=/usr/bin perf stat -x, -e instructions:u -- "$W" 1000000 2>&1 >/dev/null | awk -F, '$3 == "instructions:u" { print $1 }')
   echo "# $n samples of period $PERIOD ($bad with another period); instructions:u counted alone: $count"
   want=$(( ${count:-0} / PERIOD ))
-  if [ "$bad" -ne 0 ]; then
-    why="$n samples, $bad of them with a period other than $PERIOD"
-    return 2
-  elif [ "$n" -eq 0 ]; then
-    why="no sample"
-  elif [ "${RPMU_ICOUNT:-0}" = 1 ] && { [ "$n" -lt $((want - 1)) ] || [ "$n" -gt $((want + 1)) ]; }; then
+  [ "$bad" -eq 0 ] || { why="$n samples, $bad of them with a period other than $PERIOD"; return 2; }
+  [ "$n" -gt 0 ] || { why="no sample"; return 1; }
+  if [ "${RPMU_ICOUNT:-0}" = 1 ] && { [ "$n" -lt $((want - 1)) ] || [ "$n" -gt $((want + 1)) ]; }; then
     why="$n samples where the count $count gives $want"
-  else
-    return 0
+    return 1
   fi
-  return 1
 }
-if attempts sample_fixed_period fixed_period; then pass "sample_fixed_period"; else fail "sample_fixed_period $why"; fi
+attempts sample_fixed_period fixed_period
 
 # 2. Frequency mode: perf core adjusts the period from the interrupt rate; the record must have samples.
 frequency_mode() {
   local n
-  if ! record -F 1000 -e instructions:u -- "$W" 3000000; then
-    why="perf record failed: $(tail -2 /tmp/sampling.err | tr '\n' ' ')"
-    return 2
-  fi
+  record -F 1000 -e instructions:u -- "$W" 3000000 || return 2
   read -r n _ < <(samples 0)
   echo "# frequency mode: $n samples"
   [ "$n" -gt 0 ] || { why="no sample"; return 1; }
 }
-if attempts sample_frequency_mode frequency_mode; then pass "sample_frequency_mode"; else fail "sample_frequency_mode $why"; fi
+attempts sample_frequency_mode frequency_mode
 
 # 3. A profile: hotspots spends two thirds of its loop iterations in heavy() and one third in light().
 profile_shape() {
   local heavy light
-  if ! record -e cycles:u -c 20011 -- "$H" 300; then
-    why="perf record failed: $(tail -2 /tmp/sampling.err | tr '\n' ' ')"
-    return 2
-  fi
+  record -e cycles:u -c 20011 -- "$H" 300 || return 2
   read -r heavy light < <(perf report -i "$DATA" --stdio --sort symbol 2>/dev/null |
     awk '$2 == "[.]" && $3 == "heavy" { h = $1 } $2 == "[.]" && $3 == "light" { l = $1 }
       END { gsub("%", "", h); gsub("%", "", l); print h + 0, l + 0 }')
@@ -85,5 +76,5 @@ profile_shape() {
   why="heavy $heavy %, light $light %: expected about 2:1"
   return 1
 }
-if attempts sample_profile_shape profile_shape; then pass "sample_profile_shape"; else fail "sample_profile_shape $why"; fi
+attempts sample_profile_shape profile_shape
 rm -f "$DATA" "$DATA.old"
