@@ -856,7 +856,7 @@ impl perf::Driver for RiscvPmu {
         };
         let mut masks = [0u64; RISCV_MAX_COUNTERS + 1];
         let mut members = 0usize;
-        event.for_each_group_member(init, |member| {
+        init.for_each_group_member(|member| {
             if let Some(slot) = masks.get_mut(members) {
                 let hw = member.hw();
                 *slot = cmask(hw.event_idx(), hw.cmask());

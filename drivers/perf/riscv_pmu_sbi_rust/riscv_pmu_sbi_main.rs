@@ -42,10 +42,11 @@ module! {
 /// counter overflow interrupt), the CPU PM notifier, the `kernel.perf_user_access` sysctl and the
 /// debugfs statistics.
 ///
-/// Fields drop in declaration order: the PMU is unregistered (which waits for its callbacks, and
-/// leaves no event on a counter) before the CPU PM notifier and the hotplug state go; the latter
-/// releases the counters still mapped on every CPU and disables the overflow interrupt on each CPU
-/// before it frees it. The sysctl and the debugfs file go first.
+/// The PMU is registered last in `init` (nothing can fail after it: events may exist from then on).
+/// Fields drop in declaration order, at the module's exit, when no event is left (each holds a
+/// reference on the module): the PMU is unregistered before the CPU PM notifier and the hotplug
+/// state go; the latter releases the counters still mapped on every CPU and disables the overflow
+/// interrupt on each CPU before it frees it. The sysctl and the debugfs file go first.
 struct SbiPmuModule {
     _user_access: Pin<KBox<sysctl::Registration<PerfUserAccess>>>,
     _stats: debugfs::Registration<SbiCallStats>,

@@ -253,8 +253,9 @@ extern "C" fn ctr_get_width_callback(idx: c_int) -> c_int {
 }
 
 /// Where a PMU's `struct pmu` lives: RISC-V's `arch_perf_update_userpage()` takes every event's PMU
-/// for the first member of a `struct riscv_pmu` and calls its `ctr_get_width`, so the `struct pmu`
-/// is embedded in one, as in the C drivers; only `pmu` and `ctr_get_width` are used outside them.
+/// for the `pmu` member of a `struct riscv_pmu` (`to_riscv_pmu()`, a `container_of()`) and calls
+/// its `ctr_get_width` when user space may read the event's counter, so the `struct pmu` is
+/// embedded in one, as in the C drivers; only `pmu` and `ctr_get_width` are used outside them.
 #[repr(transparent)]
 pub(crate) struct PmuContainer(Opaque<bindings::riscv_pmu>);
 

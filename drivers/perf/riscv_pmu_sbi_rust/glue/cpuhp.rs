@@ -130,11 +130,15 @@ struct Adapter<T: CpuStarting>(PhantomData<T>);
 
 impl<T: CpuStarting> Adapter<T> {
     /// Returns the registration a node belongs to, as a raw pointer.
-    fn registration(node: *mut bindings::hlist_node) -> *const Registration<T> {
+    ///
+    /// # Safety
+    ///
+    /// `node` must be the `node` field of a [`Registration<T>`].
+    unsafe fn registration(node: *mut bindings::hlist_node) -> *const Registration<T> {
         // CAST: `Opaque<hlist_node>` is `repr(transparent)` over `hlist_node`.
         let node = node.cast::<Opaque<bindings::hlist_node>>();
-        // SAFETY: Only the `node` field of a `Registration<T>` is added to a state with these
-        // callbacks, so stepping back to the start of the structure stays in the same object.
+        // SAFETY: Guaranteed by the caller, so stepping back to the start of the structure stays
+        // in the same object.
         unsafe { kernel::container_of!(node, Registration<T>, node) }
     }
 
@@ -144,7 +148,8 @@ impl<T: CpuStarting> Adapter<T> {
     ///
     /// `node` must be the `node` field of a [`Registration<T>`] whose `state` is initialised.
     unsafe fn registration_state(node: *mut bindings::hlist_node) -> c_int {
-        let registration = Self::registration(node);
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(node) };
         // SAFETY: Guaranteed by the caller.
         unsafe { (*addr_of!((*registration).state)).0 }
     }
@@ -154,7 +159,9 @@ impl<T: CpuStarting> Adapter<T> {
     /// `node` must be passed by the hotplug core to the startup callback of the state.
     unsafe extern "C" fn starting_callback(_cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
         from_result(|| {
-            let registration = Self::registration(node);
+            // SAFETY: Only the `node` field of a `Registration<T>` is added to a state with these
+            // callbacks.
+            let registration = unsafe { Self::registration(node) };
             // SAFETY: The node belongs to a `Registration<T>` whose `data` is initialised before the
             // node is added and outlives it (see `PinnedDrop`). Only that field is referenced, as
             // the node itself may still be under initialisation.
@@ -171,9 +178,13 @@ impl<T: CpuStarting> Adapter<T> {
     ///
     /// `node` must be passed by the hotplug core to the teardown callback of the state.
     unsafe extern "C" fn dying_callback(_cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
-        let registration = Self::registration(node);
-        // SAFETY: The node belongs to a `Registration<T>` that is fully initialised, since the
-        // teardown callback only runs for an added instance, and that outlives the instance.
+        // SAFETY: As in `starting_callback`.
+        let registration = unsafe { Self::registration(node) };
+        // SAFETY: The node belongs to a `Registration<T>` whose `data` is initialised before the
+        // node is added and outlives the instance (see `PinnedDrop`). The teardown callback runs
+        // for an added instance, or while adding it fails, on the CPUs whose startup ran
+        // (`cpuhp_rollback_install()`), when the node may still be under initialisation: only
+        // `data` is referenced, as in `starting_callback`.
         let data = unsafe { &*addr_of!((*registration).data) };
         // SAFETY: As in `starting_callback`.
         let cpu = unsafe { LocalCpu::new() };

@@ -42,7 +42,8 @@ bool rpmu_event_has_branch_stack(struct perf_event *event);
 
 /*
  * The multi-instance CPU hotplug state of the RISC-V PMU (CPUHP_AP_PERF_RISCV_STARTING): its callbacks run on
- * each CPU early in its bring-up, with interrupts disabled, before perf can schedule events there.
+ * the CPU concerned with interrupts disabled: early in its bring-up, before perf can schedule events there, and
+ * at registration on each CPU already online, from that CPU's hotplug thread.
  * cpuhp_setup_state_multi() and the instance functions are inline wrappers that cast the callbacks. Returns the
  * state, or a negative errno (-EBUSY while the C driver holds it).
  */

@@ -9,6 +9,7 @@
 use super::bindings;
 use super::percpu::{self, LocalCpu};
 use kernel::{
+    c_str,
     error::to_result,
     ffi::{c_uint, c_void},
     prelude::*,
@@ -67,10 +68,12 @@ pub(crate) trait PercpuHandler: Send + Sync + 'static {
 /// A requested per-CPU interrupt, enabled on each CPU by [`PercpuIrq::enable_local`].
 ///
 /// Dropping it disables it on every online CPU (and waits for that, which also waits for running
-/// handlers, as each CPU runs the disabling with interrupts disabled), then frees it. If it is then
-/// still enabled on some CPU (one that went offline with it enabled), freeing would fail and leave
-/// the handler installed: the handler is leaked instead, with an error, so it never points to freed
-/// memory.
+/// handlers, as each CPU runs the disabling with interrupts disabled), then frees it. It cannot
+/// still be enabled on some CPU then (one that went offline with it enabled) while the owner
+/// disables it on each CPU that goes offline, as the CPU hotplug state's teardown does. If it
+/// were, freeing would fail and leave the interrupt's action installed, so the handler is leaked
+/// rather than freed under it, with a warning: the action still names this module's code, which
+/// must then not go away.
 ///
 /// # Invariants
 ///
@@ -161,6 +164,9 @@ impl<H: PercpuHandler> Drop for PercpuIrq<H> {
                 "per-CPU interrupt {} still enabled on an offline CPU; its handler is leaked\n",
                 irq
             );
+            percpu::warn_once(c_str!(
+                "per-CPU interrupt freed while enabled on an offline CPU"
+            ));
             core::mem::forget(self.handler.take());
             return;
         }

@@ -70,7 +70,8 @@ pub(crate) struct Capabilities(u32);
 impl Capabilities {
     /// No capability flag.
     pub(crate) const NONE: Self = Self(0);
-    /// The PMU cannot interrupt on counter overflow: perf core refuses sampling events.
+    /// The PMU cannot interrupt on counter overflow: `perf_event_open()` refuses sampling events
+    /// (an in-kernel user such as KVM is not checked).
     pub(crate) const NO_INTERRUPT: Self = Self(bindings::PERF_PMU_CAP_NO_INTERRUPT);
     /// The PMU cannot filter by privilege mode: perf core refuses events with `exclude_*` set.
     pub(crate) const NO_EXCLUDE: Self = Self(bindings::PERF_PMU_CAP_NO_EXCLUDE);
@@ -122,10 +123,14 @@ impl PerfEvent {
         self.0.get()
     }
 
-    fn attr(&self) -> &bindings::perf_event_attr {
-        // SAFETY: By the type invariant the event is valid; perf core does not change `attr`
-        // while the event exists.
-        unsafe { &*addr_of!((*self.as_raw()).attr) }
+    /// The event's attributes (`attr`), where they are: perf core writes some of its fields while
+    /// the event exists (`sample_period`/`sample_freq`, by `PERF_EVENT_IOC_PERIOD` under the
+    /// context's lock and by KVM's overflow handler), and the mmap callbacks read `attr` without
+    /// that lock, so no reference may cover the whole struct: each accessor below reads one field
+    /// that perf core sets before the event reaches a PMU and never writes again.
+    fn attr_ptr(&self) -> *const bindings::perf_event_attr {
+        // SAFETY: By the type invariant the event is valid; no reference is created.
+        unsafe { addr_of!((*self.as_raw()).attr) }
     }
 
     /// The event's unique number (`id`).
@@ -137,43 +142,51 @@ impl PerfEvent {
 
     /// The event type (`attr.type`, a `PERF_TYPE_*` value or a dynamic PMU type).
     pub(crate) fn attr_type(&self) -> u32 {
-        self.attr().type_
+        // SAFETY: `attr_ptr()` points into the valid event; `type` is fixed (see `attr_ptr()`).
+        unsafe { addr_of!((*self.attr_ptr()).type_).read() }
     }
 
     /// The event selector (`attr.config`).
     pub(crate) fn config(&self) -> u64 {
-        self.attr().config
+        // SAFETY: As in `attr_type()`; `config` is fixed.
+        unsafe { addr_of!((*self.attr_ptr()).config).read() }
     }
 
     /// The extra selector (`attr.config1`).
     pub(crate) fn config1(&self) -> u64 {
-        // SAFETY: All members of this union are plain `u64`s, so every bit pattern is valid.
-        unsafe { self.attr().__bindgen_anon_3.config1 }
+        // SAFETY: As in `attr_type()`; `config1` is fixed, and every member of its union is a
+        // plain `u64`, so every bit pattern is valid.
+        unsafe { addr_of!((*self.attr_ptr()).__bindgen_anon_3.config1).read() }
     }
 
     /// Whether the event must not count in user mode (`attr.exclude_user`).
     pub(crate) fn exclude_user(&self) -> bool {
-        self.attr().exclude_user() != 0
+        // SAFETY: As in `attr_type()`; the bit field's word is fixed and read in place.
+        unsafe { bindings::perf_event_attr::exclude_user_raw(self.attr_ptr()) != 0 }
     }
 
     /// Whether the event must not count in kernel mode (`attr.exclude_kernel`).
     pub(crate) fn exclude_kernel(&self) -> bool {
-        self.attr().exclude_kernel() != 0
+        // SAFETY: As in `exclude_user()`.
+        unsafe { bindings::perf_event_attr::exclude_kernel_raw(self.attr_ptr()) != 0 }
     }
 
     /// Whether the event must not count in hypervisor mode (`attr.exclude_hv`).
     pub(crate) fn exclude_hv(&self) -> bool {
-        self.attr().exclude_hv() != 0
+        // SAFETY: As in `exclude_user()`.
+        unsafe { bindings::perf_event_attr::exclude_hv_raw(self.attr_ptr()) != 0 }
     }
 
     /// Whether the event must not count in the host (`attr.exclude_host`).
     pub(crate) fn exclude_host(&self) -> bool {
-        self.attr().exclude_host() != 0
+        // SAFETY: As in `exclude_user()`.
+        unsafe { bindings::perf_event_attr::exclude_host_raw(self.attr_ptr()) != 0 }
     }
 
     /// Whether the event must not count in guests (`attr.exclude_guest`).
     pub(crate) fn exclude_guest(&self) -> bool {
-        self.attr().exclude_guest() != 0
+        // SAFETY: As in `exclude_user()`.
+        unsafe { bindings::perf_event_attr::exclude_guest_raw(self.attr_ptr()) != 0 }
     }
 
     /// Whether the event samples on counter overflow (`is_sampling_event()`).
@@ -195,8 +208,10 @@ impl PerfEvent {
 
     /// The CPU the event is active on (`oncpu`), if any.
     fn oncpu(&self) -> Option<u32> {
-        // SAFETY: By the type invariant the event is valid; perf core writes `oncpu` with
-        // `WRITE_ONCE()` and it is an aligned `int`, so a volatile read is `READ_ONCE()`.
+        // SAFETY: By the type invariant the event is valid; `oncpu` is an aligned `int` that perf
+        // core writes on the event's CPU (`WRITE_ONCE()` when it schedules the event in, a plain
+        // store of -1 when it schedules it out) and reads on other CPUs with `READ_ONCE()`, as
+        // this volatile read does: it sees the old or the new value.
         let cpu = unsafe { addr_of!((*self.as_raw()).oncpu).read_volatile() };
         u32::try_from(cpu).ok()
     }
@@ -288,20 +303,25 @@ impl PerfEvent {
         // interrupt handler, whose registers `get_irq_regs()` returns.
         unsafe { bindings::rpmu_event_overflow(self.as_raw(), last_period) != 0 }
     }
+}
 
-    /// Calls `f` with each event of the group this event joins that belongs to the same PMU, other
-    /// than this event: the group leader and its siblings. Nothing when the event leads its group.
+/// Proof that the code runs in a PMU's `event_init` callback, for the event being initialised.
+pub(crate) struct EventInit<'a> {
+    event: &'a PerfEvent,
+}
+
+impl EventInit<'_> {
+    /// Calls `f` with each event of the group the event being initialised joins that belongs to
+    /// the same PMU, other than that event: the group leader and its siblings. Nothing when the
+    /// event leads its group.
     ///
-    /// Only for `event_init`, where perf core (`perf_try_init_event()`) holds the leader's context
-    /// mutex while it initialises a sibling of a hardware PMU, which keeps the group as it is.
-    pub(crate) fn for_each_group_member(
-        &self,
-        _init: &EventInit<'_>,
-        mut f: impl FnMut(&PerfEvent),
-    ) {
-        let event = self.as_raw();
-        // SAFETY: By the type invariant the event is valid; perf core sets `group_leader` and
-        // `pmu` before it calls event_init.
+    /// perf core (`perf_try_init_event()`) holds the leader's context mutex while it initialises a
+    /// sibling of a hardware PMU, which keeps the group as it is; the token is only made in
+    /// `event_init` and for its event.
+    pub(crate) fn for_each_group_member(&self, mut f: impl FnMut(&PerfEvent)) {
+        let event = self.event.as_raw();
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid; perf core sets
+        // `group_leader` and `pmu` before it calls event_init.
         let (leader, pmu) = unsafe { ((*event).group_leader, (*event).pmu) };
         if leader.is_null() || leader == event {
             return;
@@ -331,11 +351,6 @@ impl PerfEvent {
             pos = unsafe { (*pos).next };
         }
     }
-}
-
-/// Proof that the code runs in a PMU's `event_init` callback.
-pub(crate) struct EventInit<'a> {
-    _p: PhantomData<&'a ()>,
 }
 
 /// Generates the accessors of a field of `hw_perf_event`, each a single volatile access through a
@@ -730,12 +745,14 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// The event was mmap'd (`pmu::event_mapped`). Runs in the mapping task.
+    /// A mapping of the event was made (`pmu::event_mapped`): at `mmap()`, and for each copy of
+    /// the mapping (fork, a split of the area). Runs in the mapping task.
     fn event_mapped(&self, _event: &PerfEvent) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
-    /// The last mapping of the event went away (`pmu::event_unmapped`).
+    /// A mapping of the event went away (`pmu::event_unmapped`): perf core calls it at each
+    /// close of a mapping, not only the last.
     fn event_unmapped(&self, _event: &PerfEvent) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -765,9 +782,12 @@ unsafe impl<T: Driver> Send for Registration<T> {}
 impl<T: Driver> Registration<T> {
     /// Registers `driver` as a PMU with perf core, with `cpus` as its per-CPU state.
     ///
-    /// The PMU holds a reference on `module` while events exist, so the module cannot be unloaded
-    /// under them. `cpus` may be shared with code that borrows a CPU's state on that CPU with
-    /// interrupts disabled, such as an overflow interrupt.
+    /// Each event of the PMU holds a reference on `module`, so the module cannot be unloaded under
+    /// them; the registration is therefore dropped at the module's exit only, when none is left.
+    /// Events may be created as soon as the PMU is registered (the module being loaded counts as
+    /// live), so registering must be the last step of the module's initialisation that can fail.
+    /// `cpus` may be shared with code that borrows a CPU's state on that CPU with interrupts
+    /// disabled, such as an overflow interrupt.
     pub(crate) fn new<const N: usize>(
         module: &'static ThisModule,
         driver: Arc<T>,
@@ -870,8 +890,12 @@ impl<T: Driver> Registration<T> {
 #[pinned_drop]
 impl<T: Driver> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // perf_pmu_unregister() waits until no callback runs, and no event is left: each holds a
-        // reference on the module, which is going away.
+        // No event is left: each holds a reference on the module (`perf_try_init_event()` takes
+        // it, `__free_event()` drops it after `destroy`), and the registration is dropped at the
+        // module's exit only (see `new`), so no callback of an event can run. An event being
+        // created calls `event_init` under `pmus_srcu` after taking that reference, which fails
+        // once the module is going; perf_pmu_unregister() waits for such a call to finish
+        // (`synchronize_srcu()`).
         // SAFETY: By the type invariant the PMU is registered; after this no callback can reach
         // the other fields, so they outlive every use by perf core.
         unsafe { bindings::perf_pmu_unregister(PmuContainer::pmu(&self.container)) };
@@ -911,8 +935,10 @@ impl<T: Driver> Adapter<T> {
     {
         // SAFETY: Guaranteed by the caller: perf core set `event->pmu` to the PMU of the callback.
         let registration = unsafe { Self::registration((*event).pmu) };
-        // SAFETY: perf core calls these callbacks on the event's CPU with interrupts disabled (under
-        // the context lock, from a cross-CPU call, or from an interrupt).
+        // SAFETY: perf core calls these callbacks on the event's CPU with interrupts disabled: at a
+        // context switch (the scheduler holds the runqueue lock), from the tick, from a cross-CPU
+        // call, under the context lock taken with interrupts disabled, in
+        // `perf_event_read_local()` (`local_irq_save()`), or from an interrupt.
         let cpu = unsafe { LocalCpu::new() };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let ev = unsafe { PerfEvent::from_raw(event) };
@@ -932,7 +958,7 @@ impl<T: Driver> Adapter<T> {
             let registration = unsafe { Self::registration((*event).pmu) };
             // SAFETY: The event is being initialised by this callback.
             let event = unsafe { PerfEvent::from_raw(event) };
-            let init = EventInit { _p: PhantomData };
+            let init = EventInit { event };
             registration.driver.event_init(event, &init)?;
             if T::HAS_DESTROY {
                 // SAFETY: The event is being initialised by this callback and perf core does not
@@ -948,9 +974,10 @@ impl<T: Driver> Adapter<T> {
     ///
     /// `event` must be passed by perf core to `event->destroy`, which `event_init_callback` set.
     unsafe extern "C" fn destroy_callback(event: *mut bindings::perf_event) {
-        // SAFETY: `_free_event()` (and `perf_try_init_event()` when perf core refuses the event
-        // after `event_init`) calls `destroy` before it drops the event's reference on the PMU's
-        // module, so `event->pmu` is still this PMU; both run in process context.
+        // SAFETY: `__free_event()` (when the event is freed, or when `perf_event_alloc()` fails
+        // after `event_init`) and `perf_try_init_event()` (when perf core refuses the event after
+        // `event_init`) call `destroy` before they drop the event's reference on the PMU's module,
+        // so `event->pmu` is still this PMU; all run in process context.
         let registration = unsafe { Self::registration((*event).pmu) };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let event = unsafe { PerfEvent::from_raw(event) };
