@@ -180,11 +180,11 @@ impl<T: CpuStarting> Adapter<T> {
     unsafe extern "C" fn dying_callback(_cpu: c_uint, node: *mut bindings::hlist_node) -> c_int {
         // SAFETY: As in `starting_callback`.
         let registration = unsafe { Self::registration(node) };
-        // SAFETY: The node belongs to a `Registration<T>` whose `data` is initialised before the
-        // node is added and outlives the instance (see `PinnedDrop`). The teardown callback runs
-        // for an added instance, or while adding it fails, on the CPUs whose startup ran
-        // (`cpuhp_rollback_install()`), when the node may still be under initialisation: only
-        // `data` is referenced, as in `starting_callback`.
+        // The teardown callback runs for an added instance, or while adding it fails, on the CPUs
+        // whose startup ran (`cpuhp_rollback_install()`), when the node may still be under
+        // initialisation.
+        // SAFETY: `data` is initialised before the node is added and outlives the instance (see
+        // `PinnedDrop`); only that field is referenced, as in `starting_callback`.
         let data = unsafe { &*addr_of!((*registration).data) };
         // SAFETY: As in `starting_callback`.
         let cpu = unsafe { LocalCpu::new() };

@@ -160,12 +160,8 @@ impl<H: PercpuHandler> Drop for PercpuIrq<H> {
         });
         // SAFETY: FFI call with a requested interrupt.
         if unsafe { bindings::irq_percpu_is_enabled(irq) } {
-            pr_err!(
-                "per-CPU interrupt {} still enabled on an offline CPU; its handler is leaked\n",
-                irq
-            );
             percpu::warn_once(c_str!(
-                "per-CPU interrupt freed while enabled on an offline CPU"
+                "per-CPU interrupt still enabled on an offline CPU; its handler is leaked"
             ));
             core::mem::forget(self.handler.take());
             return;

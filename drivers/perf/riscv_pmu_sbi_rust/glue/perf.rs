@@ -208,10 +208,11 @@ impl PerfEvent {
 
     /// The CPU the event is active on (`oncpu`), if any.
     fn oncpu(&self) -> Option<u32> {
-        // SAFETY: By the type invariant the event is valid; `oncpu` is an aligned `int` that perf
-        // core writes on the event's CPU (`WRITE_ONCE()` when it schedules the event in, a plain
-        // store of -1 when it schedules it out) and reads on other CPUs with `READ_ONCE()`, as
-        // this volatile read does: it sees the old or the new value.
+        // perf core writes `oncpu` on the event's CPU (`WRITE_ONCE()` when it schedules the event
+        // in, a plain store of -1 when it schedules it out) and reads it on other CPUs with
+        // `READ_ONCE()`, as this volatile read does.
+        // SAFETY: By the type invariant the event is valid; `oncpu` is an aligned `int`, so the
+        // read sees the old or the new value.
         let cpu = unsafe { addr_of!((*self.as_raw()).oncpu).read_volatile() };
         u32::try_from(cpu).ok()
     }
@@ -935,10 +936,10 @@ impl<T: Driver> Adapter<T> {
     {
         // SAFETY: Guaranteed by the caller: perf core set `event->pmu` to the PMU of the callback.
         let registration = unsafe { Self::registration((*event).pmu) };
-        // SAFETY: perf core calls these callbacks on the event's CPU with interrupts disabled: at a
-        // context switch (the scheduler holds the runqueue lock), from the tick, from a cross-CPU
-        // call, under the context lock taken with interrupts disabled, in
-        // `perf_event_read_local()` (`local_irq_save()`), or from an interrupt.
+        // perf core calls these callbacks at a context switch (the scheduler holds the runqueue
+        // lock), from the tick, from a cross-CPU call, under the context lock taken with interrupts
+        // disabled, in `perf_event_read_local()` (`local_irq_save()`), or from an interrupt.
+        // SAFETY: So they run on the event's CPU with interrupts disabled.
         let cpu = unsafe { LocalCpu::new() };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let ev = unsafe { PerfEvent::from_raw(event) };
@@ -974,10 +975,11 @@ impl<T: Driver> Adapter<T> {
     ///
     /// `event` must be passed by perf core to `event->destroy`, which `event_init_callback` set.
     unsafe extern "C" fn destroy_callback(event: *mut bindings::perf_event) {
-        // SAFETY: `__free_event()` (when the event is freed, or when `perf_event_alloc()` fails
-        // after `event_init`) and `perf_try_init_event()` (when perf core refuses the event after
-        // `event_init`) call `destroy` before they drop the event's reference on the PMU's module,
-        // so `event->pmu` is still this PMU; all run in process context.
+        // `__free_event()` (when the event is freed, or when `perf_event_alloc()` fails after
+        // `event_init`) and `perf_try_init_event()` (when perf core refuses the event after
+        // `event_init`) call `destroy` in process context.
+        // SAFETY: They call it before they drop the event's reference on the PMU's module, so
+        // `event->pmu` is still this PMU.
         let registration = unsafe { Self::registration((*event).pmu) };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let event = unsafe { PerfEvent::from_raw(event) };

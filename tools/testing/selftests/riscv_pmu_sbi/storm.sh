@@ -33,11 +33,10 @@ trap 'restore; rpmu_finish' EXIT
 # the dynamic limit is turned back on and the rate lowered to 1000 per second, as make stress does.
 echo 25 >"$PCT"
 echo 1000 >"$RATE"
-# one_storm PERIOD EVENT: one storm; it must complete with samples. Here (no -icount) QEMU raises the overflow
-# interrupt of cycles and instructions from a timer its main loop services, and on a loaded host a run of a few
-# milliseconds may end before that timer fires, with no sample at all (seen once for the Rust driver in make test
-# beside other jobs; not in 90 rounds of these four storms in fresh boots, alone or beside busy loops), so each runs
-# through attempts (lib.sh); a driver that never delivers a sample still fails, and a failed perf fails at once.
+# one_storm PERIOD EVENT: one storm; it must complete with samples. A run of a few milliseconds may end before
+# QEMU's overflow timer fires (see attempts in lib.sh; seen once for the Rust driver in make test beside other jobs,
+# not in 90 rounds of these four storms in fresh boots, alone or beside busy loops), so each runs through attempts: a
+# driver that never delivers a sample still fails, and a failed perf fails at once.
 one_storm() {
   rpmu_storm 120 /tmp/storm.data "$1" "$2" "$W" 200000
   [ "$rc" -eq 0 ] && [ "$samples" -gt 0 ] && return 0
