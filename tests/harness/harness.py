@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """Run the guest test suites on each driver across the QEMU matrix and judge the results.
 
-For every matrix entry and driver the harness boots the test kernel once (scripts/qemu-run), runs
-tests/guest/run-suites, parses the kselftest TAP, the `perf test` result lines and the project's guest checks,
-applies tests/expectations/expectations.txt, compares the Rust driver with the C driver of the same run (and the C
-driver with its committed baseline, tests/expectations/baseline-c.tsv) and prints one closing line
-`N passed, N failed, N skipped`. It exits 1 on any unexpected result.
+For every matrix entry (tests/harness/matrix.py) and driver the harness boots the test kernel once
+(scripts/qemu-run), runs tests/guest/run-suites, parses the kselftest TAP, the `perf test` result lines and the
+project's guest checks, applies the expectations (tests/expectations/: test selection, known failures, C-vs-Rust
+differences), compares the Rust driver with the C driver of the same run (and the C driver with its committed
+baseline, tests/expectations/baseline-c.tsv) and prints one closing line `N passed, N failed, N skipped`. It exits 1
+on any unexpected result.
 """
 
 import argparse
 import concurrent.futures
-import fnmatch
 import json
 import os
 import re
@@ -18,83 +18,21 @@ import subprocess
 import sys
 import time
 
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXPECTATIONS = os.path.join(TOP, "tests/expectations/expectations.txt")
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path[:0] = [HERE, os.path.join(TOP, "scripts")]
+import expectations  # noqa: E402
+import qemu_run_lib  # noqa: E402  (scripts/qemu-run's options, exit statuses and their meanings)
+from matrix import ENTRIES, LEAN_SUITES, entry_suites  # noqa: E402
+
 BASELINE = os.path.join(TOP, "tests/expectations/baseline-c.tsv")
 
 # Test modules the guest checks load, from /root (scripts/module-build --test-modules builds them).
 TEST_MODULES = [os.path.join(TOP, "tests/kmod/rpmu_pm_check.ko")]
-
-# The matrix: (name, qemu-run options, description).
-ENTRIES = {
-    "sscofpmf-smp2": (["--cpu", "rv64,sscofpmf=true", "--smp", "2"], "Sscofpmf, 2 harts"),
-    "sscofpmf-icount": (["--cpu", "rv64,sscofpmf=true", "--icount"], "Sscofpmf, 1 hart, -icount shift=0 (exact)"),
-    "no-sscofpmf": (["--cpu", "rv64", "--smp", "2"], "no Sscofpmf, 2 harts"),
-    # Deterministic, so that its counts compare exactly with the C driver's and no timing-flaky rule is needed;
-    # the SMP paths do not depend on the firmware's SBI version and run in sscofpmf-smp2.
-    "sbi3": (["--cpu", "rv64,sscofpmf=true", "--icount", "--bios", "opensbi-1.9"],
-             "OpenSBI 1.9 (SBI v3.0), Sscofpmf, 1 hart, -icount shift=0 (exact)"),
-    # Firmware without the SBI PMU extension, on TCG: OpenSBI 0.9 (SBI v0.2, before the extension existed), where
-    # both drivers fall back to the base counters. The hart lacks the extensions that need M-mode set-up this
-    # firmware predates (with Sstc the kernel's first stimecmp write traps in riscv_timer_starting_cpu).
-    "sbi02": (["--cpu", "rv64,sstc=false,svpbmt=false,svadu=false,zicboz=false,zicbom=false", "--icount",
-               "--bios", "opensbi-0.9"],
-              "OpenSBI 0.9 (SBI v0.2, no PMU extension), 1 hart, -icount shift=0 (exact)"),
-    # A board: U-Boot hands the kernel the board's device tree, with a riscv,pmu event map (scripts/dtmap/), and
-    # both drivers are built into the kernel, the command line choosing one (no module). DTMAP_DTB stands for
-    # the device tree scripts/make-dtmap-dtb makes for the entry's -cpu and -smp.
-    "dtmap": (["--cpu", "rv64,sscofpmf=true", "--icount", "--kernel-variant", "intree", "--dtb", "DTMAP_DTB"],
-              "U-Boot, board device tree with riscv,pmu event maps, both drivers built in, 1 hart, -icount"),
-    # The same with a malformed map in the kernel's device tree (firmware keeps the valid one).
-    "dtmap-malformed": (["--cpu", "rv64,sscofpmf=true", "--icount", "--kernel-variant", "intree",
-                         "--dtb", "DTMAP_DTB", "--kernel-dtb", "DTMAP_MALFORMED_DTB"],
-                        "as dtmap, with an inconsistent map in the kernel's device tree"),
-    # KVM's SBI PMU, the one implementation with snapshot memory: the drivers run in an L2 guest (2 vCPUs) under
-    # KVM in an L1 guest with the hypervisor extension, Sscofpmf and AIA on one exact (-icount) hart.
-    "kvm": (["--nested", "--icount", "--smp", "2"],
-            "KVM's SBI PMU (snapshot memory) in a nested guest, 2 vCPUs on one exact L1 hart"),
-    # Firmware without the SBI PMU extension: KVM offers its guests the extension only when the host has
-    # Sscofpmf, so an L2 guest under an L1 hart without it has none. The legacy PMU's own check runs there.
-    "no-pmu": (["--nested", "--l1-cpu", "rv64,h=true", "--icount", "--smp", "1"],
-               "no SBI PMU extension (KVM guest of a host without Sscofpmf), 1 vCPU on one exact L1 hart"),
-}
-# Under nested virtualisation every trap goes through a hypervisor that QEMU emulates, so a guest runs tens of
-# times slower: the nested entries run the project's checks only; kselftest and perf test run in the others.
-# The board entries run the guest checks too (their kernel is the test kernel's with the driver built in;
-# kselftests and perf test add nothing the other entries do not cover).
-ENTRY_SUITES = {"kvm": ["checks"], "no-pmu": ["checks"], "sbi02": ["checks"], "dtmap": ["checks"],
-                "dtmap-malformed": ["checks"]}
-# Entries where only some tests run (run-suites --only). In the kvm entry `make test` runs the driver's
-# detection of the snapshot memory, the overflow path through it ({...}:S leader sampling with -c, where the
-# C driver's restart defect shows) and the SBI calls of the switch path with it (under KVM the counters are
-# released at every switch out: a counter_config_matching per event and one start in, one stop with RESET out,
-# no counter left configured: check/sbi_calls_per_switch); `make test-kvm` (--full kvm) runs every check there, check/sampling (-c,
-# -F and a profile) included: nested, a check costs about eight times its guest time in host time, and most of
-# check/sampling's results are expected failures there (see the expectations). The entries without the PMU
-# extension have their own check.
-ENTRY_ONLY = {"kvm": ["check/snapshot", "check/leader_sampling", "check/sbi_calls_per_switch"],
-              "no-pmu": ["check/no_pmu_extension"], "sbi02": ["check/no_pmu_extension"]}
-# About how long make test's boots of each entry take on a 2-core host, two at a time, in minutes: the order in
-# which the entries start (longest first).
-ENTRY_MINUTES = {"no-sscofpmf": 5, "sscofpmf-smp2": 3.5, "sscofpmf-icount": 3.4, "kvm": 3, "sbi3": 2.3,
-                 "dtmap": 2, "no-pmu": 1.4, "dtmap-malformed": 0.6, "sbi02": 0.3}
-# Suites that run on some entries only. PAPI (tests/papi) runs where counts are exact, so that the two drivers'
-# counts through PAPI are compared exactly.
-SUITE_ENTRIES = {"papi": ["sscofpmf-icount"]}
 PAPI_CHECK = os.path.join(TOP, "tests/papi/papi-check.sh")
 
-
-# Suites that run on qemu-run's lean root (no Python, Perl or binutils; half the size to copy at boot): the
-# project's checks and the kernel's perf_events selftests (static programs). perf test and PAPI need the rest.
-LEAN_SUITES = ["checks", "kselftest"]
-
-
-def entry_suites(entry, suites):
-    return [s for s in suites if s in ENTRY_SUITES.get(entry, suites) and entry in SUITE_ENTRIES.get(s, [entry])]
-
-
-QEMU_EXIT = {240: "timeout", 241: "guest died (panic or QEMU error)", 242: "kernel log has BUG/WARNING/Oops/lockdep",
-             243: "module failed to load"}
+# qemu-run's own exit statuses (a boot that went wrong) and what each means.
+QEMU_EXIT = qemu_run_lib.EXIT_MEANING
 
 SECTION_BEGIN = re.compile(r"^### BEGIN (\S+) (.*)$")
 SECTION_END = re.compile(r"^### END (\S+) (.*) rc=(\d+|skip)(?: ms=(\d+))?$")
@@ -176,9 +114,9 @@ def parse_output(run, text, qemu_status):
         run.add("boot/completed", "fail", f"no completion marker (guest command exit {qemu_status})")
     else:
         run.add("boot/completed", "pass")
-    if qemu_status != 243:
-        run.add("boot/kernel-log-clean", "fail" if qemu_status == 242 else "pass",
-                QEMU_EXIT[242] if qemu_status == 242 else "")
+    if qemu_status != qemu_run_lib.EXIT_MODULE:
+        bad_log = qemu_status == qemu_run_lib.EXIT_KERNEL_LOG
+        run.add("boot/kernel-log-clean", "fail" if bad_log else "pass", QEMU_EXIT[qemu_status] if bad_log else "")
 
 
 def rc_detail(rc):
@@ -330,26 +268,15 @@ def parse_plain(run, kind, rc, body):
 
 
 def load_expectations():
-    rules = []
-    with open(EXPECTATIONS, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            parts = line.split("\t")
-            if len(parts) != 5 or parts[3] not in ("xfail", "flaky", "skip", "short", "differs"):
-                sys.exit(f"{EXPECTATIONS}:{n}: expected 5 tab-separated fields "
-                         "(test glob, entry glob, driver glob, xfail|flaky|skip|short|differs, reason)")
-            rules.append(parts)
-    return rules
+    """The expectation rules, in lookup order; a file that breaks its format ends the run, naming file and line."""
+    try:
+        return expectations.load()
+    except expectations.FormatError as err:
+        sys.exit(f"tests/expectations/{err}")
 
 
-def expectation(rules, entry, driver, test):
-    for tglob, eglob, dglob, kind, reason in rules:
-        if fnmatch.fnmatchcase(test, tglob) and fnmatch.fnmatchcase(entry, eglob) \
-                and fnmatch.fnmatchcase(driver, dglob):
-            return kind, reason
-    return None, None
+# (kind, reason) of the first rule that matches a test on an entry and driver, or (None, None).
+expectation = expectations.lookup
 
 
 def load_baseline():
@@ -364,21 +291,16 @@ def load_baseline():
     return base
 
 
-def skips_for(rules, entry, driver, full):
-    """The guest-side --skip options: whole sections the expectations say not to run on this entry, and the ones
-    make test's short version leaves to another entry (kind "short"), unless the entry runs in full."""
-    out = []
-    for tglob, eglob, dglob, kind, _ in rules:
-        if kind == "short" and (entry in full or "all" in full):
-            continue
-        if kind in ("skip", "short") and fnmatch.fnmatchcase(entry, eglob) and fnmatch.fnmatchcase(driver, dglob):
-            out += ["--skip", tglob]
-    return out
+def entry_options(entry):
+    """The entry's scripts/qemu-run options as qemu-run reads them."""
+    return qemu_run_lib.parse_args(list(ENTRIES[entry].qemu) + ["--", "true"])
 
 
-def dtmap_dtbs():
-    """The device trees of the dtmap entries (valid, malformed), made once and cached by scripts/make-dtmap-dtb."""
-    res = subprocess.run([os.path.join(TOP, "scripts/make-dtmap-dtb"), "--cpu", "rv64,sscofpmf=true", "--smp", "1"],
+def dtmap_dtbs(entry):
+    """The device trees of the dtmap entries (valid, malformed) for the entry's -cpu and -smp, made once and cached
+    by scripts/make-dtmap-dtb."""
+    opts = entry_options(entry)
+    res = subprocess.run([os.path.join(TOP, "scripts/make-dtmap-dtb"), "--cpu", opts.cpu, "--smp", str(opts.smp)],
                          stdout=subprocess.PIPE, text=True)
     if res.returncode != 0:
         sys.exit("scripts/make-dtmap-dtb failed")
@@ -386,15 +308,16 @@ def dtmap_dtbs():
     return {"DTMAP_DTB": valid, "DTMAP_MALFORMED_DTB": malformed}
 
 
-def boot(entry, driver, suites, outdir, timeout, module, skips, full, dtbs, papi, l1_selftest):
-    opts, _ = ENTRIES[entry]
-    opts = [dtbs.get(o, o) for o in opts]
-    suites = entry_suites(entry, suites)
+def qemu_run_command(entry, driver, suites, outdir, timeout, module, skips, full, dtbs, papi, l1_selftest):
+    """The scripts/qemu-run command of one boot: the entry's options (its device trees filled in), the driver, the
+    files the suites need, and run-suites with the --skip globs, the short version's --only globs (unless the entry
+    runs in full) and the suites."""
+    opts = [dtbs.get(o, o) for o in ENTRIES[entry].qemu]
+    parsed = entry_options(entry)
     rdir = os.path.join(outdir, f"{entry}-{driver}")
-    os.makedirs(rdir, exist_ok=True)
     cmd = [os.path.join(TOP, "scripts/qemu-run"), "--driver", driver, *opts, "--timeout", str(timeout),
            "--console-log", os.path.join(rdir, "console.log")]
-    if module and "intree" not in opts:
+    if module and parsed.kernel_variant != "intree":
         cmd += ["--module", module]
     for ko in TEST_MODULES:
         cmd += ["--add", ko]
@@ -402,11 +325,17 @@ def boot(entry, driver, suites, outdir, timeout, module, skips, full, dtbs, papi
         cmd += ["--add", papi, "--add", PAPI_CHECK]
     if set(suites) <= set(LEAN_SUITES):
         cmd += ["--lean-root"]
-    if "--nested" in opts and not l1_selftest:
+    if parsed.nested and not l1_selftest:
         cmd += ["--no-l1-selftest"]
     whole = entry in full or "all" in full
-    only = [] if whole else [a for glob in ENTRY_ONLY.get(entry, []) for a in ("--only", glob)]
-    cmd += ["--", "/opt/rpmu/run-suites", *skips, *only, *suites]
+    only = [] if whole else [a for glob in ENTRIES[entry].only for a in ("--only", glob)]
+    return cmd + ["--", "/opt/rpmu/run-suites", *skips, *only, *suites]
+
+
+def boot(entry, driver, cmd, outdir):
+    """Runs one boot's qemu-run command and parses its output."""
+    rdir = os.path.join(outdir, f"{entry}-{driver}")
+    os.makedirs(rdir, exist_ok=True)
     start = time.monotonic()
     # The log is written as the guest prints, so a long run can be followed with tail -f.
     out = []
@@ -429,7 +358,7 @@ def boot(entry, driver, suites, outdir, timeout, module, skips, full, dtbs, papi
     return run
 
 
-def main():
+def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--drivers", default="c", help="comma-separated drivers to run: c, rust (default: c)")
     p.add_argument("--entries", default=",".join(ENTRIES), help=f"matrix entries (default: {','.join(ENTRIES)})")
@@ -447,17 +376,23 @@ def main():
     p.add_argument("--update-baseline", action="store_true",
                    help="write this run's C-driver results to tests/expectations/baseline-c.tsv")
     args = p.parse_args()
-
-    drivers = [d for d in args.drivers.split(",") if d]
-    entries = [e for e in args.entries.split(",") if e]
-    for e in entries:
+    args.drivers = [d for d in args.drivers.split(",") if d]
+    args.entries = [e for e in args.entries.split(",") if e]
+    args.suites = [s for s in args.suites.split(",") if s]
+    args.full = args.full.split(",")
+    for e in args.entries:
         if e not in ENTRIES:
             sys.exit(f"unknown matrix entry '{e}' (known: {', '.join(ENTRIES)})")
-    for d in drivers:
+    for d in args.drivers:
         if d not in ("c", "rust"):
             sys.exit(f"unknown driver '{d}' (known: c, rust)")
-    suites = [s for s in args.suites.split(",") if s]
-    # Build the module once here, so that boots running side by side never build it at the same time.
+    return args
+
+
+def build(args):
+    """Builds (or finds up to date) what the boots share, once, so that boots running side by side never build
+    the same thing at the same time. Returns the device trees of the board entries and the PAPI archive."""
+    drivers, entries, suites = args.drivers, args.entries, args.suites
     if "rust" in drivers and not args.module and not os.path.isfile(
             os.path.join(TOP, "drivers/perf/riscv_pmu_sbi_rust/riscv_pmu_sbi_rust.ko")):
         say("building the module for the rust driver (scripts/module-build)")
@@ -468,13 +403,11 @@ def main():
     say("building the test modules (scripts/module-build --test-modules)")
     if subprocess.run([os.path.join(TOP, "scripts/module-build"), "--test-modules"]).returncode != 0:
         sys.exit("building the test modules failed")
-    rules = load_expectations()
-    baseline = load_baseline()
     dtbs = {}
-    if any("DTMAP_DTB" in ENTRIES[e][0] for e in entries):
-        dtbs = dtmap_dtbs()
-        # The board entries' kernel has the driver built in: built (or found up to date) once here, so that
-        # boots running side by side never build it at the same time.
+    boards = [e for e in entries if "DTMAP_DTB" in ENTRIES[e].qemu]
+    if boards:
+        dtbs = dtmap_dtbs(boards[0])
+        # The board entries' kernel has the driver built in.
         say("the kernel with both drivers built in (scripts/in-tree-build)")
         if subprocess.run([os.path.join(TOP, "scripts/in-tree-build")]).returncode != 0:
             sys.exit("building the kernel with the driver built in failed")
@@ -488,31 +421,39 @@ def main():
             papi = res.stdout.strip().splitlines()[-1]
         else:
             say("scripts/build-papi failed: the papi suite will fail")
-    os.makedirs(args.out, exist_ok=True)
+    return dtbs, papi
 
-    # Boots run entry by entry; with --jobs 2 the two drivers of one entry boot side by side, so they see the same
-    # host load. The longest entries start first, so that the last boots of the two slots end close together.
+
+def plan(args, rules, dtbs, papi):
+    """The boots, as (entry, driver, suites, qemu-run command), in the order they start: entry by entry (with
+    --jobs 2 the two drivers of one entry boot side by side, under the same host load), the longest entries first,
+    so that the last boots of the two slots end close together."""
+    jobs = [(entry, driver) for entry in args.entries for driver in args.drivers if entry_suites(entry, args.suites)]
+    boots = []
+    for entry, driver in sorted(jobs, key=lambda job: -ENTRIES[job[0]].minutes):
+        suites = entry_suites(entry, args.suites)
+        # KVM's selftest checks the L1 guest, the same in both boots: the C boot runs it.
+        l1_selftest = driver == "c" or "c" not in args.drivers
+        cmd = qemu_run_command(entry, driver, suites, args.out, args.timeout, args.module,
+                               expectations.skips(rules, entry, driver, args.full), args.full, dtbs, papi,
+                               l1_selftest)
+        boots.append((entry, driver, suites, cmd))
+    return jobs, boots
+
+
+def run_boots(boots, jobs, outdir):
+    """Runs the boots, `jobs` at a time; returns their Runs by (entry, driver)."""
     runs = {}
-    jobs = [(entry, driver) for entry in entries for driver in drivers
-            if entry_suites(entry, suites)]
-    order = sorted(jobs, key=lambda job: -ENTRY_MINUTES.get(job[0], 0))
-    started = iter(range(1, len(order) + 1))
+    started = iter(range(1, len(boots) + 1))
 
-    def start(entry, driver, run_suites, *rest):
+    def start(entry, driver, suites, cmd):
         # Said when the boot starts, not when it is queued.
-        say(f"boot {next(started)} of {len(order)}: {entry} ({ENTRIES[entry][1]}), driver {driver}: "
-            f"booting and running {', '.join(run_suites)}")
-        return boot(entry, driver, run_suites, *rest)
+        say(f"boot {next(started)} of {len(boots)}: {entry} ({ENTRIES[entry].about}), driver {driver}: "
+            f"booting and running {', '.join(suites)}")
+        return boot(entry, driver, cmd, outdir)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futures = {}
-        for entry, driver in order:
-            run_suites = entry_suites(entry, suites)
-            futures[pool.submit(start, entry, driver, run_suites, args.out, args.timeout, args.module,
-                                skips_for(rules, entry, driver, args.full.split(",")), args.full.split(","),
-                                dtbs, papi,
-                                # KVM's selftest checks the L1 guest, the same in both boots: the C boot runs it.
-                                driver == "c" or "c" not in drivers)] = (entry, driver)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(start, *b): b[:2] for b in boots}
         for fut in concurrent.futures.as_completed(futures):
             entry, driver = futures[fut]
             run = fut.result()
@@ -521,120 +462,152 @@ def main():
             slow = ", ".join(f"{k} {v:.0f} s" for k, v in sorted(run.durations.items(), key=lambda kv: -kv[1])[:3])
             say(f"{entry} driver {driver}: done in {run.seconds:.0f} s: {n['pass']} pass, {n['fail']} fail, "
                 f"{n['skip']} skip (raw); slowest: {slow}")
-    runs = {k: runs[k] for k in jobs}
+    return runs
 
-    totals = {"passed": 0, "failed": 0, "skipped": 0}
-    failures, notes = [], []
-    report = []
+
+class Verdicts:
+    """What the judgement of the runs gathers: counts, notes, failures and the rows of results.json."""
+
+    def __init__(self):
+        self.totals = {"passed": 0, "failed": 0, "skipped": 0}
+        self.failures, self.notes, self.report = [], [], []
+
+
+def judge_results(v, rules, baseline, run, cref, counts, verdict):
+    """Judges each test result of one run with the expectations and against the C driver: of this run for the
+    Rust driver, of the committed baseline for C."""
+    entry, driver = run.entry, run.driver
+    for test, (status, detail) in sorted(run.results.items()):
+        kind, reason = expectation(rules, entry, driver, test)
+        outcome = status
+        if status == "fail" and kind == "xfail":
+            outcome = "xfail"
+        elif status == "fail" and kind == "flaky":
+            outcome = "flaky"
+        elif status == "pass" and kind == "xfail":
+            outcome = "xpass"
+            v.notes.append(f"{entry} {driver}: {test}: passed, expected to fail ({reason})")
+        if driver == "rust":
+            ref = cref.results.get(test, (None,))[0] if cref else baseline.get((entry, test))
+        else:
+            ref = baseline.get((entry, test))
+        if ref is None:
+            cmp = "new"
+        elif ref == status:
+            cmp = "same"
+        elif status == "pass" or (status == "skip" and ref == "fail"):
+            cmp = "better"
+        else:
+            cmp = "worse"
+        verdict[cmp] += 1
+        if driver == "rust" and cmp == "worse":
+            # Worse than the C driver fails the run, unless the expectations list it as a known gap of the
+            # Rust driver (with its reason); it is still counted and reported.
+            if kind == "xfail":
+                outcome = "xfail"
+                v.notes.append(f"{entry} rust: {test}: {status}, C driver {ref}: known gap ({reason})")
+            elif kind == "flaky":
+                # Flaky on this entry for both drivers (the reason says why); the entries that run the test
+                # strictly judge the driver.
+                outcome = "flaky"
+                v.notes.append(f"{entry} rust: {test}: {status}, C driver {ref}: known flaky here ({reason})")
+            else:
+                outcome = "fail"
+                detail = f"worse than the C driver ({ref} -> {status}) {detail}".strip()
+        elif driver == "c" and cmp in ("worse", "better") and outcome in ("pass", "fail"):
+            v.notes.append(f"{entry} c: {test}: {status}, baseline says {ref}")
+        v.report.append({"entry": entry, "driver": driver, "test": test, "status": status, "outcome": outcome,
+                         "detail": detail, "reference": ref, "comparison": cmp})
+        counts[outcome] = counts.get(outcome, 0) + 1
+        if outcome == "fail":
+            v.failures.append(f"{entry} {driver}: {test}: {detail}")
+
+
+def compare_values(v, rules, run, cref, counts):
+    """The Rust driver's values must match the C driver's of the same entry, unless differences.tsv explains."""
+    entry, driver = run.entry, run.driver
+    equal_other = 0
+    for name in sorted(set(run.values) | set(cref.values)):
+        a, b = cref.values.get(name), run.values.get(name)
+        test = f"compare/{name}"
+        kind, reason = expectation(rules, entry, driver, test)
+        if a != b and kind == "differs":
+            # A difference the expectations explain (the C driver of 6.12 lacks what the firmware offers).
+            counts["pass"] += 1
+            v.notes.append(f"{entry}: {name}: C {a}, Rust {b}: differs as expected ({reason})")
+            v.report.append({"entry": entry, "driver": driver, "test": test, "status": "pass",
+                             "outcome": "pass", "detail": f"c={a} rust={b} (expected: {reason})",
+                             "reference": a, "comparison": "differs"})
+            continue
+        if a == b:
+            counts["pass"] += 1
+            # Counts are shown; the many outcome values (errnos, <not supported>) are summed up below.
+            if a is not None and a.isdigit():
+                v.notes.append(f"{entry}: {name}: C {a}, Rust {b}: equal")
+            else:
+                equal_other += 1
+        else:
+            counts["fail"] += 1
+            v.failures.append(f"{entry} rust: {test}: C driver {a}, Rust driver {b}")
+        v.report.append({"entry": entry, "driver": driver, "test": test, "status": "pass" if a == b else "fail",
+                         "outcome": "pass" if a == b else "fail", "detail": f"c={a} rust={b}",
+                         "reference": a, "comparison": "same" if a == b else "worse"})
+    v.notes.append(f"{entry}: {equal_other} more values (outcomes, errnos, formats) equal to the C driver's; "
+                   "all values are in results.json")
+
+
+def judge(runs, rules, baseline):
+    v = Verdicts()
     for (entry, driver), run in runs.items():
         counts = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0, "flaky": 0, "xpass": 0}
         cref = runs.get((entry, "c")) if driver == "rust" else None
         verdict = {"same": 0, "better": 0, "worse": 0, "new": 0}
-        for test, (status, detail) in sorted(run.results.items()):
-            kind, reason = expectation(rules, entry, driver, test)
-            outcome = status
-            if status == "fail" and kind == "xfail":
-                outcome = "xfail"
-            elif status == "fail" and kind == "flaky":
-                outcome = "flaky"
-            elif status == "pass" and kind == "xfail":
-                outcome = "xpass"
-                notes.append(f"{entry} {driver}: {test}: passed, expected to fail ({reason})")
-            # Compare with the C driver: of this run for the Rust driver, of the committed baseline for C.
-            if driver == "rust":
-                ref = cref.results.get(test, (None,))[0] if cref else baseline.get((entry, test))
-            else:
-                ref = baseline.get((entry, test))
-            if ref is None:
-                verdict["new"] += 1
-                cmp = "new"
-            elif ref == status:
-                verdict["same"] += 1
-                cmp = "same"
-            elif status == "pass" or (status == "skip" and ref == "fail"):
-                verdict["better"] += 1
-                cmp = "better"
-            else:
-                verdict["worse"] += 1
-                cmp = "worse"
-            if driver == "rust" and cmp == "worse":
-                # Worse than the C driver fails the run, unless the expectations list it as a known gap of the
-                # Rust driver (with its reason); it is still counted and reported.
-                if kind == "xfail":
-                    outcome = "xfail"
-                    notes.append(f"{entry} rust: {test}: {status}, C driver {ref}: known gap ({reason})")
-                elif kind == "flaky":
-                    # Flaky on this entry for both drivers (the reason says why); the entries that run the test
-                    # strictly judge the driver.
-                    outcome = "flaky"
-                    notes.append(f"{entry} rust: {test}: {status}, C driver {ref}: known flaky here ({reason})")
-                else:
-                    outcome = "fail"
-                    detail = f"worse than the C driver ({ref} -> {status}) {detail}".strip()
-            elif driver == "c" and cmp in ("worse", "better") and outcome in ("pass", "fail"):
-                notes.append(f"{entry} c: {test}: {status}, baseline says {ref}")
-            report.append({"entry": entry, "driver": driver, "test": test, "status": status, "outcome": outcome,
-                           "detail": detail, "reference": ref, "comparison": cmp})
-            counts[outcome] = counts.get(outcome, 0) + 1
-            if outcome == "fail":
-                failures.append(f"{entry} {driver}: {test}: {detail}")
-        # Values must match the C driver's of the same entry.
+        judge_results(v, rules, baseline, run, cref, counts, verdict)
         if driver == "rust" and cref:
-            equal_other = 0
-            for name in sorted(set(run.values) | set(cref.values)):
-                a, b = cref.values.get(name), run.values.get(name)
-                test = f"compare/{name}"
-                kind, reason = expectation(rules, entry, driver, test)
-                if a != b and kind == "differs":
-                    # A difference the expectations explain (the C driver of 6.12 lacks what the firmware offers).
-                    counts["pass"] += 1
-                    notes.append(f"{entry}: {name}: C {a}, Rust {b}: differs as expected ({reason})")
-                    report.append({"entry": entry, "driver": driver, "test": test, "status": "pass",
-                                   "outcome": "pass", "detail": f"c={a} rust={b} (expected: {reason})",
-                                   "reference": a, "comparison": "differs"})
-                    continue
-                if a == b:
-                    counts["pass"] += 1
-                    # Counts are shown; the many outcome values (errnos, <not supported>) are summed up below.
-                    if a is not None and a.isdigit():
-                        notes.append(f"{entry}: {name}: C {a}, Rust {b}: equal")
-                    else:
-                        equal_other += 1
-                else:
-                    counts["fail"] += 1
-                    failures.append(f"{entry} rust: {test}: C driver {a}, Rust driver {b}")
-                report.append({"entry": entry, "driver": driver, "test": test, "status": "pass" if a == b else "fail",
-                               "outcome": "pass" if a == b else "fail", "detail": f"c={a} rust={b}",
-                               "reference": a, "comparison": "same" if a == b else "worse"})
-            notes.append(f"{entry}: {equal_other} more values (outcomes, errnos, formats) equal to the C driver's; "
-                         "all values are in results.json")
+            compare_values(v, rules, run, cref, counts)
         say(f"{entry} driver {driver}: {counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, "
             f"{counts['xfail']} expected failures, {counts['flaky']} known-flaky failures, {counts['xpass']} "
             f"unexpected passes; vs {'C (same run)' if driver == 'rust' and cref else 'C baseline'}: "
             f"{verdict['same']} same, {verdict['better']} better, {verdict['worse']} worse, {verdict['new']} new")
-        totals["passed"] += counts["pass"] + counts["xpass"]
-        totals["failed"] += counts["fail"]
-        totals["skipped"] += counts["skip"] + counts["xfail"] + counts["flaky"]
+        v.totals["passed"] += counts["pass"] + counts["xpass"]
+        v.totals["failed"] += counts["fail"]
+        v.totals["skipped"] += counts["skip"] + counts["xfail"] + counts["flaky"]
+    return v
 
+
+def update_baseline(baseline, entries, report):
+    # The entries this run did not boot keep their committed results.
+    rows = sorted([(e, t, st) for (e, t), st in baseline.items() if e not in entries]
+                  + [(r["entry"], r["test"], r["status"]) for r in report if r["driver"] == "c"])
+    with open(BASELINE, "w", encoding="utf-8") as f:
+        f.write("# C driver results per matrix entry, written by `tests/harness/harness.py --update-baseline`.\n")
+        f.write("# entry\ttest\tstatus\n")
+        for row in rows:
+            f.write("\t".join(row) + "\n")
+    say(f"baseline written: {len(rows)} results")
+
+
+def main():
+    args = parse_args()
+    rules = load_expectations()
+    baseline = load_baseline()
+    dtbs, papi = build(args)
+    os.makedirs(args.out, exist_ok=True)
+    jobs, boots = plan(args, rules, dtbs, papi)
+    runs = run_boots(boots, args.jobs, args.out)
+    runs = {k: runs[k] for k in jobs}
+    v = judge(runs, rules, baseline)
     with open(os.path.join(args.out, "results.json"), "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=1)
+        json.dump(v.report, f, indent=1)
     if args.update_baseline:
-        # The entries this run did not boot keep their committed results.
-        rows = sorted([(e, t, st) for (e, t), st in baseline.items() if e not in entries]
-                      + [(r["entry"], r["test"], r["status"]) for r in report if r["driver"] == "c"])
-        with open(BASELINE, "w", encoding="utf-8") as f:
-            f.write("# C driver results per matrix entry, written by `tests/harness/harness.py --update-baseline`.\n")
-            f.write("# entry\ttest\tstatus\n")
-            for row in rows:
-                f.write("\t".join(row) + "\n")
-        say(f"baseline written: {len(rows)} results")
-    for n in notes:
+        update_baseline(baseline, args.entries, v.report)
+    for n in v.notes:
         say(f"note: {n}")
-    for fl in failures:
+    for fl in v.failures:
         say(f"FAIL {fl}")
     say(f"logs and results.json in {args.out}")
-    print(f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped", flush=True)
-    return 1 if totals["failed"] else 0
+    print(f"{v.totals['passed']} passed, {v.totals['failed']} failed, {v.totals['skipped']} skipped", flush=True)
+    return 1 if v.totals["failed"] else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,97 @@
+"""The harness's QEMU matrix: one record per entry, everything about the entry in it.
+
+To add an entry, add one Entry to ENTRIES: its scripts/qemu-run options, a one-line description, the suites it runs,
+the tests its make-test (short) version limits it to and about how long its boots take. Expectations for it go in
+tests/expectations/ (by entry name); the C driver's results in baseline-c.tsv come from a run with
+--update-baseline.
+
+A second kernel would be one more qemu-run option in the records of the entries that boot it (qemu-run's
+--kernel-variant names the kernel today), and entries that boot both kernels would be two records each.
+"""
+
+from typing import NamedTuple, Optional, Tuple
+
+# The guest suites (tests/guest/run-suites), in the order the harness asks for them by default.
+SUITES = ("checks", "kselftest", "perftest", "papi")
+# Suites that run on qemu-run's lean root (no Python, Perl or binutils; half the size to copy at boot): the
+# project's checks and the kernel's perf_events selftests (static programs). perf test and PAPI need the rest.
+LEAN_SUITES = ("checks", "kselftest")
+
+
+class Entry(NamedTuple):
+    name: str
+    qemu: Tuple[str, ...]  # scripts/qemu-run options; DTMAP_DTB and DTMAP_MALFORMED_DTB stand for device trees
+    about: str  # one line, for progress lines
+    # About how long make test's boots of the entry take on a 2-core host, two at a time, in minutes: the order in
+    # which the entries start (longest first).
+    minutes: float
+    # The suites that run here, of those asked for (None: every suite but the entry-only ones).
+    suites: Optional[Tuple[str, ...]] = None
+    # Suites that run on the entries that name them here only (see ENTRY_ONLY_SUITES).
+    own_suites: Tuple[str, ...] = ()
+    # In make test's short version, only the tests these globs match run here (run-suites --only); --full runs all.
+    only: Tuple[str, ...] = ()
+
+
+CHECKS = ("checks",)
+
+ENTRIES = {e.name: e for e in [
+    Entry("sscofpmf-smp2", ("--cpu", "rv64,sscofpmf=true", "--smp", "2"), "Sscofpmf, 2 harts", 3.5),
+    # PAPI (tests/papi) runs where counts are exact, so that the two drivers' counts through PAPI are compared
+    # exactly.
+    Entry("sscofpmf-icount", ("--cpu", "rv64,sscofpmf=true", "--icount"),
+          "Sscofpmf, 1 hart, -icount shift=0 (exact)", 3.4, own_suites=("papi",)),
+    Entry("no-sscofpmf", ("--cpu", "rv64", "--smp", "2"), "no Sscofpmf, 2 harts", 5),
+    # Deterministic, so that its counts compare exactly with the C driver's and no timing-flaky rule is needed;
+    # the SMP paths do not depend on the firmware's SBI version and run in sscofpmf-smp2.
+    Entry("sbi3", ("--cpu", "rv64,sscofpmf=true", "--icount", "--bios", "opensbi-1.9"),
+          "OpenSBI 1.9 (SBI v3.0), Sscofpmf, 1 hart, -icount shift=0 (exact)", 2.3),
+    # Firmware without the SBI PMU extension, on TCG: OpenSBI 0.9 (SBI v0.2, before the extension existed), where
+    # both drivers fall back to the base counters. The hart lacks the extensions that need M-mode set-up this
+    # firmware predates (with Sstc the kernel's first stimecmp write traps in riscv_timer_starting_cpu). Its own
+    # check runs there.
+    Entry("sbi02", ("--cpu", "rv64,sstc=false,svpbmt=false,svadu=false,zicboz=false,zicbom=false", "--icount",
+                    "--bios", "opensbi-0.9"),
+          "OpenSBI 0.9 (SBI v0.2, no PMU extension), 1 hart, -icount shift=0 (exact)", 0.3,
+          suites=CHECKS, only=("check/no_pmu_extension",)),
+    # A board: U-Boot hands the kernel the board's device tree, with a riscv,pmu event map (scripts/dtmap/), and
+    # both drivers are built into the kernel, the command line choosing one (no module). DTMAP_DTB stands for
+    # the device tree scripts/make-dtmap-dtb makes for the entry's -cpu and -smp. The board entries run the guest
+    # checks only (their kernel is the test kernel's with the driver built in; kselftests and perf test add
+    # nothing the other entries do not cover).
+    Entry("dtmap", ("--cpu", "rv64,sscofpmf=true", "--icount", "--kernel-variant", "intree", "--dtb", "DTMAP_DTB"),
+          "U-Boot, board device tree with riscv,pmu event maps, both drivers built in, 1 hart, -icount", 2,
+          suites=CHECKS),
+    # The same with a malformed map in the kernel's device tree (firmware keeps the valid one).
+    Entry("dtmap-malformed", ("--cpu", "rv64,sscofpmf=true", "--icount", "--kernel-variant", "intree",
+                              "--dtb", "DTMAP_DTB", "--kernel-dtb", "DTMAP_MALFORMED_DTB"),
+          "as dtmap, with an inconsistent map in the kernel's device tree", 0.6, suites=CHECKS),
+    # KVM's SBI PMU, the one implementation with snapshot memory: the drivers run in an L2 guest (2 vCPUs) under
+    # KVM in an L1 guest with the hypervisor extension, Sscofpmf and AIA on one exact (-icount) hart. Under nested
+    # virtualisation every trap goes through a hypervisor that QEMU emulates, so a guest runs tens of times
+    # slower: the nested entries run the project's checks only. Here make test runs the driver's detection of the
+    # snapshot memory, the overflow path through it ({...}:S leader sampling with -c, where the C driver's
+    # restart defect shows) and the SBI calls of the switch path with it (under KVM the counters are released at
+    # every switch out: a counter_config_matching per event and one start in, one stop with RESET out, no counter
+    # left configured: check/sbi_calls_per_switch); make test-kvm (--full kvm) runs every check there,
+    # check/sampling (-c, -F and a profile) included: nested, a check costs about eight times its guest time in
+    # host time, and most of check/sampling's results are expected failures there (see the expectations).
+    Entry("kvm", ("--nested", "--icount", "--smp", "2"),
+          "KVM's SBI PMU (snapshot memory) in a nested guest, 2 vCPUs on one exact L1 hart", 3,
+          suites=CHECKS, only=("check/snapshot", "check/leader_sampling", "check/sbi_calls_per_switch")),
+    # Firmware without the SBI PMU extension: KVM offers its guests the extension only when the host has
+    # Sscofpmf, so an L2 guest under an L1 hart without it has none. The legacy PMU's own check runs there.
+    Entry("no-pmu", ("--nested", "--l1-cpu", "rv64,h=true", "--icount", "--smp", "1"),
+          "no SBI PMU extension (KVM guest of a host without Sscofpmf), 1 vCPU on one exact L1 hart", 1.4,
+          suites=CHECKS, only=("check/no_pmu_extension",)),
+]}
+
+# Suites that run only on the entries that list them in own_suites.
+ENTRY_ONLY_SUITES = {s for e in ENTRIES.values() for s in e.own_suites}
+
+
+def entry_suites(entry, suites):
+    """The suites of `suites` (in that order) that run on the entry."""
+    e = ENTRIES[entry]
+    return [s for s in suites if (e.suites is None or s in e.suites)
+            and (s not in ENTRY_ONLY_SUITES or s in e.own_suites)]
