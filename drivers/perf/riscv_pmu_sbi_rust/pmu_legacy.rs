@@ -9,15 +9,15 @@
 #![deny(unsafe_code)]
 
 use crate::glue::{
-    arch,
-    cpuhp::{self, CpuStarting},
-    percpu::LocalCpu,
-    perf::{self, Capabilities, CpuStates, EventFlags, EventInit, PerfEvent, PmuWindow},
+    arch::{self, RiscvPmuContainer},
+    cpuhp::{self, CpuStarting, StartingState},
+    percpu::LocalInterruptDisabled,
+    perf::{self, Capabilities, CpuStates, EventInit, EventMut, EventOpFlags, PerfEvent},
     sysfs::AttributeGroups,
 };
 use kernel::{c_str, prelude::*, sync::Arc};
 use sbi_pmu::{
-    counters::{scounteren_base, HwEvent, IDX_NONE},
+    counters::{counter_of, scounteren_base, IDX_NONE},
     events::{UserAccess, PERF_TYPE_RAW},
     legacy,
 };
@@ -34,18 +34,19 @@ pub(crate) struct LegacyPmu;
 pub(crate) struct LegacyStartingCpu;
 
 impl CpuStarting for LegacyStartingCpu {
+    const STATE: StartingState = arch::PERF_STARTING;
     const NAME: &'static CStr = c_str!("perf/riscv/pmu_legacy_rust:starting");
 
-    fn starting(&self, _cpu: &LocalCpu<'_>) -> Result {
+    fn starting(&self, _irq: &LocalInterruptDisabled) -> Result {
         arch::scounteren_write(scounteren_base(UserAccess::NoUserAccess));
         Ok(())
     }
 
-    fn dying(&self, _cpu: &LocalCpu<'_>) {}
+    fn dying(&self, _irq: &LocalInterruptDisabled) {}
 }
 
 /// The legacy PMU has no sysfs attributes (no `format/`): its two events are generic ones.
-static NO_ATTR_GROUPS: AttributeGroups<0> = AttributeGroups::new([]);
+pub(crate) static NO_ATTR_GROUPS: AttributeGroups<0> = AttributeGroups::new([]);
 
 impl LegacyPmu {
     /// Grants user mode the `time` CSR on every CPU, now and when a CPU starts.
@@ -53,28 +54,25 @@ impl LegacyPmu {
         KBox::pin_init(cpuhp::Registration::new(LegacyStartingCpu), GFP_KERNEL)
     }
 
-    /// Registers the legacy PMU (`pmu_legacy_init()`).
-    pub(crate) fn register(
-        module: &'static ThisModule,
-    ) -> Result<Pin<KBox<perf::Registration<LegacyPmu>>>> {
-        pr_info!("no SBI PMU extension: counting cycles and instructions from the base counters\n");
-        let cpus = Arc::new(CpuStates::new(|_| ())?, GFP_KERNEL)?;
-        KBox::pin_init(
-            perf::Registration::new(
-                module,
-                Arc::new(LegacyPmu, GFP_KERNEL)?,
-                cpus,
-                Capabilities::NO_INTERRUPT | Capabilities::NO_EXCLUDE,
-                &NO_ATTR_GROUPS,
-            ),
-            GFP_KERNEL,
-        )
-        .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))
+    /// What perf core may ask of the PMU: no sampling, no mode filtering.
+    pub(crate) const CAPABILITIES: Capabilities =
+        Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE);
+
+    /// The driver and its per-CPU state (none), to register (`pmu_legacy_init()`).
+    pub(crate) fn new() -> Result<(Arc<Self>, Arc<CpuStates<()>>)> {
+        pr_info!(
+            "no SBI PMU extension: counting cycles and instructions from the base counters
+"
+        );
+        Ok((
+            Arc::new(LegacyPmu, GFP_KERNEL)?,
+            Arc::new(CpuStates::new(|_| ())?, GFP_KERNEL)?,
+        ))
     }
 }
 
 /// Adds `delta` to the event's count.
-fn add_count(event: &PerfEvent, delta: u64) {
+fn add_count(event: &mut EventMut<'_>, delta: u64) {
     if delta != 0 {
         event.add_count(delta);
     }
@@ -82,7 +80,7 @@ fn add_count(event: &PerfEvent, delta: u64) {
 
 /// The value of the event's base counter now, if it has one.
 fn read_counter(event: &PerfEvent) -> Option<u64> {
-    let idx = event.hw().counter()?;
+    let idx = counter_of(event.hw().idx())?;
     Some(arch::read_counter_csr(legacy::csr(idx)))
 }
 
@@ -93,58 +91,55 @@ impl perf::Driver for LegacyPmu {
     const TYPE: i32 = PERF_TYPE_RAW as i32;
 
     type CpuState = ();
+    type Container = RiscvPmuContainer;
 
     /// `riscv_pmu_event_init()` with `pmu_legacy_event_map()`: `cycles` and `instructions` only.
-    fn event_init(&self, event: &PerfEvent, _init: &EventInit<'_>) -> Result {
+    fn event_init(&self, event: &mut EventInit<'_>) -> Result {
         legacy::event_counter(event.attr_type(), event.config())
             .map(|_| ())
             .map_err(|err| Error::from_errno(-err.errno()))
     }
 
     /// `riscv_pmu_add()`: the event takes its base counter, which several events may share.
-    fn add(
-        &self,
-        _cpu: &mut (),
-        event: &PerfEvent,
-        flags: EventFlags,
-        window: PmuWindow<'_>,
-    ) -> Result {
+    fn add(&self, cpu: &mut (), event: &mut EventMut<'_>, flags: EventOpFlags) -> Result {
         let idx = legacy::event_counter(event.attr_type(), event.config())
             .map_err(|err| Error::from_errno(-err.errno()))?;
-        legacy::add(&mut event.hw(), idx);
-        if flags.contains(EventFlags::START) {
-            self.start(&mut (), event, flags, window);
+        legacy::add(&mut event.hw_mut(), idx);
+        if flags.contains(EventOpFlags::START) {
+            self.start(cpu, event, flags);
         }
         event.update_userpage();
         Ok(())
     }
 
     /// `riscv_pmu_del()`.
-    fn del(&self, _cpu: &mut (), event: &PerfEvent, flags: EventFlags, window: PmuWindow<'_>) {
-        self.stop(&mut (), event, flags, window);
-        event.hw().set_idx(IDX_NONE);
+    fn del(&self, cpu: &mut (), event: &mut EventMut<'_>, flags: EventOpFlags) {
+        self.stop(cpu, event, flags);
+        event.hw_mut().set_idx(IDX_NONE);
         event.update_userpage();
     }
 
     /// `pmu_legacy_ctr_start()`: the event counts from the counter's present value.
-    fn start(&self, _cpu: &mut (), event: &PerfEvent, _flags: EventFlags, _: PmuWindow<'_>) {
+    fn start(&self, _cpu: &mut (), event: &mut EventMut<'_>, _flags: EventOpFlags) {
         if let Some(value) = read_counter(event) {
-            legacy::start(&mut event.hw(), value);
+            legacy::start(&mut event.hw_mut(), value);
         }
     }
 
     /// `riscv_pmu_stop()`: the counter runs on; the event takes what it counted (nothing when it
     /// was stopped already).
-    fn stop(&self, _cpu: &mut (), event: &PerfEvent, _flags: EventFlags, _: PmuWindow<'_>) {
+    fn stop(&self, _cpu: &mut (), event: &mut EventMut<'_>, _flags: EventOpFlags) {
         if let Some(value) = read_counter(event) {
-            add_count(event, legacy::stop(&mut event.hw(), value));
+            let delta = legacy::stop(&mut event.hw_mut(), value);
+            add_count(event, delta);
         }
     }
 
     /// `riscv_pmu_read()`.
-    fn read(&self, _cpu: &mut (), event: &PerfEvent) {
+    fn read(&self, _cpu: &mut (), event: &mut EventMut<'_>) {
         if let Some(value) = read_counter(event) {
-            add_count(event, legacy::update(&mut event.hw(), value));
+            let delta = legacy::update(&mut event.hw_mut(), value);
+            add_count(event, delta);
         }
     }
 }

@@ -23,39 +23,35 @@
 #![deny(unsafe_code)]
 
 use crate::glue::{
-    arch::{self, SbiRet},
+    arch::{self, RiscvPmuContainer, TimeCsr},
     cpu_pm::CpuPmNotify,
-    cpuhp::CpuStarting,
+    cpuhp::{CpuStarting, StartingState},
     debugfs::{SeqFile, Show},
     deferred::{Deferred, Job},
-    fwmem::FirmwareMem,
-    irq::{IrqContext, PercpuHandler, PercpuIrq},
+    fwmem::{FirmwareMem, SnapshotShmem},
+    irq::{Handler, InterruptContext, IrqReturn, PercpuIrq},
     of::OfNode,
-    percpu::{self, LocalCpu},
+    percpu::{self, LocalInterruptDisabled},
     perf::{
-        self, Capabilities, CpuStates, EventFlags, EventInit, HwPerfEvent, PerfEvent, PmuWindow,
+        self, Capabilities, CpuStates, EventInit, EventMut, EventOpFlags, HwMut, MappedEvent,
+        PerfEvent,
     },
     platform,
     sysctl::IntSysctl,
-    sysfs::{
-        AttributeGroup, AttributeGroups, Attributes, EventList, FormatAttr, PmuEventAttr,
-        PmuEventAttrs,
-    },
+    sysfs::{AttributeGroup, AttributeGroups, Attributes, EventList, FormatAttr, PmuEventAttr},
 };
+use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use kernel::{c_str, fmt, prelude::*, str::CString, sync::Arc};
+use kernel::{c_str, prelude::*, sync::Arc};
 use sbi_pmu::{
-    abi::{
-        EventIdx, Fid, SbiVersion, BASE_GET_IMPL_ID, EXT_BASE, EXT_PMU, IMPL_ID_KVM,
-        RISCV_MAX_COUNTERS,
-    },
+    abi::{EventIdx, Fid, SbiError, SbiVersion, EXT_PMU, IMPL_ID_KVM, RISCV_MAX_COUNTERS},
     counters::{
-        counters_in, group_fits, scounteren_base, user_read_allowed, EventFlags as HwFlags,
-        HesState, HwEvent, PmuInfo,
+        counters_in, group_fits, scounteren_base, user_read_allowed, HesState, HwEvent, HwFlags,
+        PmuInfo,
     },
     dt::{DtError, DtErrorKind, DtPmuMaps, DtProperty},
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
-    firmware::SbiEcall,
+    firmware::{SbiEcall, SbiRet},
     pmu::{CpuHwEvents, OverflowEvent, PmuStats},
 };
 
@@ -104,63 +100,32 @@ static FORMAT_GROUP_V2: AttributeGroup = AttributeGroup::new(c_str!("format"), &
 
 /// The standard events as the PMU's sysfs `events/` directory lists them: the name perf gives each
 /// (`perf list`), in the order of [`StdEvents::nth`]. Which are listed, and their `event=` values,
-/// are found at probe ([`RiscvPmu::publish_events`]).
-static STD_EVENT_ATTRS: [PmuEventAttr<StdEventList>; StdEvents::COUNT] = [
-    PmuEventAttr::new(c_str!("cpu-cycles"), 0),
-    PmuEventAttr::new(c_str!("instructions"), 1),
-    PmuEventAttr::new(c_str!("cache-references"), 2),
-    PmuEventAttr::new(c_str!("cache-misses"), 3),
-    PmuEventAttr::new(c_str!("branch-instructions"), 4),
-    PmuEventAttr::new(c_str!("branch-misses"), 5),
-    PmuEventAttr::new(c_str!("bus-cycles"), 6),
-    PmuEventAttr::new(c_str!("stalled-cycles-frontend"), 7),
-    PmuEventAttr::new(c_str!("stalled-cycles-backend"), 8),
-    PmuEventAttr::new(c_str!("ref-cycles"), 9),
-    PmuEventAttr::new(c_str!("L1-dcache-loads"), 10),
-    PmuEventAttr::new(c_str!("L1-dcache-load-misses"), 11),
-    PmuEventAttr::new(c_str!("L1-dcache-stores"), 12),
-    PmuEventAttr::new(c_str!("L1-dcache-store-misses"), 13),
-    PmuEventAttr::new(c_str!("L1-dcache-prefetches"), 14),
-    PmuEventAttr::new(c_str!("L1-dcache-prefetch-misses"), 15),
-    PmuEventAttr::new(c_str!("L1-icache-loads"), 16),
-    PmuEventAttr::new(c_str!("L1-icache-load-misses"), 17),
-    PmuEventAttr::new(c_str!("L1-icache-stores"), 18),
-    PmuEventAttr::new(c_str!("L1-icache-store-misses"), 19),
-    PmuEventAttr::new(c_str!("L1-icache-prefetches"), 20),
-    PmuEventAttr::new(c_str!("L1-icache-prefetch-misses"), 21),
-    PmuEventAttr::new(c_str!("LLC-loads"), 22),
-    PmuEventAttr::new(c_str!("LLC-load-misses"), 23),
-    PmuEventAttr::new(c_str!("LLC-stores"), 24),
-    PmuEventAttr::new(c_str!("LLC-store-misses"), 25),
-    PmuEventAttr::new(c_str!("LLC-prefetches"), 26),
-    PmuEventAttr::new(c_str!("LLC-prefetch-misses"), 27),
-    PmuEventAttr::new(c_str!("dTLB-loads"), 28),
-    PmuEventAttr::new(c_str!("dTLB-load-misses"), 29),
-    PmuEventAttr::new(c_str!("dTLB-stores"), 30),
-    PmuEventAttr::new(c_str!("dTLB-store-misses"), 31),
-    PmuEventAttr::new(c_str!("dTLB-prefetches"), 32),
-    PmuEventAttr::new(c_str!("dTLB-prefetch-misses"), 33),
-    PmuEventAttr::new(c_str!("iTLB-loads"), 34),
-    PmuEventAttr::new(c_str!("iTLB-load-misses"), 35),
-    PmuEventAttr::new(c_str!("iTLB-stores"), 36),
-    PmuEventAttr::new(c_str!("iTLB-store-misses"), 37),
-    PmuEventAttr::new(c_str!("iTLB-prefetches"), 38),
-    PmuEventAttr::new(c_str!("iTLB-prefetch-misses"), 39),
-    PmuEventAttr::new(c_str!("branch-loads"), 40),
-    PmuEventAttr::new(c_str!("branch-load-misses"), 41),
-    PmuEventAttr::new(c_str!("branch-stores"), 42),
-    PmuEventAttr::new(c_str!("branch-store-misses"), 43),
-    PmuEventAttr::new(c_str!("branch-prefetches"), 44),
-    PmuEventAttr::new(c_str!("branch-prefetch-misses"), 45),
-    PmuEventAttr::new(c_str!("node-loads"), 46),
-    PmuEventAttr::new(c_str!("node-load-misses"), 47),
-    PmuEventAttr::new(c_str!("node-stores"), 48),
-    PmuEventAttr::new(c_str!("node-store-misses"), 49),
-    PmuEventAttr::new(c_str!("node-prefetches"), 50),
-    PmuEventAttr::new(c_str!("node-prefetch-misses"), 51),
-];
-static STD_EVENT_LIST: PmuEventAttrs<StdEventList, { StdEvents::COUNT }> =
-    PmuEventAttrs::new(&STD_EVENT_ATTRS);
+/// are found at probe ([`SbiPmu::publish_events`]).
+/// Makes the `events/` attributes of the standard events from their names, numbered in order.
+macro_rules! std_event_attrs {
+    ($($name:literal,)*) => {{
+        let mut id = 0;
+        [$(PmuEventAttr::new(c_str!($name), { id += 1; id - 1 }),)*]
+    }};
+}
+
+static STD_EVENT_ATTRS: [PmuEventAttr<StdEventList>; StdEvents::COUNT] = std_event_attrs! {
+    "cpu-cycles", "instructions", "cache-references", "cache-misses",
+    "branch-instructions", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+    "stalled-cycles-backend", "ref-cycles", "L1-dcache-loads", "L1-dcache-load-misses",
+    "L1-dcache-stores", "L1-dcache-store-misses", "L1-dcache-prefetches", "L1-dcache-prefetch-misses",
+    "L1-icache-loads", "L1-icache-load-misses", "L1-icache-stores", "L1-icache-store-misses",
+    "L1-icache-prefetches", "L1-icache-prefetch-misses", "LLC-loads", "LLC-load-misses",
+    "LLC-stores", "LLC-store-misses", "LLC-prefetches", "LLC-prefetch-misses",
+    "dTLB-loads", "dTLB-load-misses", "dTLB-stores", "dTLB-store-misses",
+    "dTLB-prefetches", "dTLB-prefetch-misses", "iTLB-loads", "iTLB-load-misses",
+    "iTLB-stores", "iTLB-store-misses", "iTLB-prefetches", "iTLB-prefetch-misses",
+    "branch-loads", "branch-load-misses", "branch-stores", "branch-store-misses",
+    "branch-prefetches", "branch-prefetch-misses", "node-loads", "node-load-misses",
+    "node-stores", "node-store-misses", "node-prefetches", "node-prefetch-misses",
+};
+static STD_EVENT_LIST: Attributes<{ StdEvents::COUNT }, StdEventList> =
+    Attributes::events(&STD_EVENT_ATTRS);
 static EVENTS_GROUP: AttributeGroup =
     AttributeGroup::with_events(c_str!("events"), &STD_EVENT_LIST);
 
@@ -304,11 +269,11 @@ fn dt_map_refused(err: &DtError) {
 }
 
 /// The SBI PMU as probe found it (the C driver's `struct riscv_pmu`, `cmask` and `pmu_ctr_list`).
-pub(crate) struct RiscvPmu {
+pub(crate) struct SbiPmu {
     /// The counters and the SBI version.
     info: PmuInfo,
     /// The standard events the platform can count (`pmu_sbi_check_std_events()`), found on the
-    /// system workqueue after load; `None` before [`RiscvPmu::start_std_events_check`].
+    /// system workqueue after load; `None` before [`SbiPmu::start_std_events_check`].
     std_events: Option<Pin<KBox<Deferred<StdEventsCheck>>>>,
     /// Whether the harts have Sscofpmf, so that firmware honours the mode filters.
     sscofpmf: bool,
@@ -320,7 +285,7 @@ pub(crate) struct RiscvPmu {
     /// then firmware is not asked.
     dt_std_events: Option<StdEvents>,
     /// Whether the CPUs have snapshot memory, which means a hypervisor (KVM): a freed event's parked
-    /// counters are then given back ([`RiscvPmu::destroy`](perf::Driver::destroy)).
+    /// counters are then given back ([`SbiPmu::destroy`](perf::Driver::destroy)).
     snapshot: bool,
 }
 /// Refuses to load while a C driver owns the `cpu` PMU.
@@ -348,7 +313,7 @@ pub(crate) fn has_pmu_extension() -> bool {
         && arch::sbi_probe_extension(EXT_PMU)
 }
 
-impl RiscvPmu {
+impl SbiPmu {
     /// Finds the SBI PMU and its counters (`pmu_sbi_devinit()` and `pmu_sbi_device_probe()`), and
     /// which standard events they can count (`pmu_sbi_check_std_events()`).
     pub(crate) fn probe() -> Result<Self> {
@@ -373,7 +338,7 @@ impl RiscvPmu {
         })?;
         // KVM answers a user-mode read of any configured counter, whatever the guest's scounteren
         // says: no counter may stay configured for an event that left its CPU.
-        let impl_id = arch::sbi_ecall(EXT_BASE, BASE_GET_IMPL_ID, [0; 6]);
+        let impl_id = arch::sbi_get_impl_id();
         if impl_id.error == 0 && impl_id.value == IMPL_ID_KVM {
             info.configured_counters_readable = true;
             pr_info!("KVM lets user mode read any configured counter: counters are released when their events leave a CPU\n");
@@ -485,7 +450,7 @@ impl RiscvPmu {
         if self.overflow_irq {
             Capabilities::NONE
         } else {
-            Capabilities::NO_INTERRUPT | Capabilities::NO_EXCLUDE
+            Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE)
         }
     }
 
@@ -547,7 +512,6 @@ impl Job for StdEventsCheck {
         // firmware; without it (or if that fails) each event is probed.
         let mut fw = CheckFirmware {
             mem: FirmwareMem::new().ok(),
-            words: [0; EVENT_INFO_WORDS],
             calls: [0; Fid::COUNT],
             fw: SbiFirmware::new(false),
         };
@@ -569,40 +533,40 @@ const EVENT_INFO_WORDS: usize = 2 * StdEvents::COUNT;
 struct CheckFirmware {
     /// The array firmware reads and writes, if it could be allocated.
     mem: Option<FirmwareMem<EVENT_INFO_WORDS>>,
-    /// The driver's copy of the array: copied to firmware's before the call and back after it.
-    words: [u64; EVENT_INFO_WORDS],
     calls: [u64; Fid::COUNT],
     /// The calls themselves; no snapshot page.
     fw: SbiFirmware,
 }
 
-impl SbiEcall for CheckFirmware {
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> sbi_pmu::firmware::SbiRet {
+impl CheckFirmware {
+    fn count(&mut self, fid: Fid) {
         if let Some(n) = self.calls.get_mut(fid.id()) {
             *n += 1;
         }
-        let lent = self.mem.as_mut().filter(|_| fid == Fid::EventGetInfo);
-        let Some(mem) = lent else {
-            return self.fw.sbi_ecall(fid, args);
-        };
-        mem.write_from(&self.words);
-        let ret = self.fw.sbi_ecall(fid, args);
-        mem.read_into(&mut self.words);
-        ret
+    }
+}
+
+impl SbiEcall for CheckFirmware {
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+        self.count(fid);
+        self.fw.sbi_ecall(fid, args)
     }
 
     fn read_csr(&mut self, csr: u16) -> u64 {
         self.fw.read_csr(csr)
     }
 
-    fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {
-        let phys = self.mem.as_ref()?.phys_addr();
-        Some((phys, &mut self.words))
+    fn event_get_info(&mut self, entries: &mut [u64]) -> SbiRet {
+        let Some(mem) = self.mem.as_mut() else {
+            return SbiRet::error(SbiError::NotSupported);
+        };
+        mem.write_from(entries);
+        let ret = mem.event_get_info(0);
+        mem.read_into(entries);
+        self.count(Fid::EventGetInfo);
+        ret
     }
 }
-
-/// The words of the snapshot page: one page (SBI v2.0, Table 16).
-const SNAPSHOT_WORDS: usize = 4096 / core::mem::size_of::<u64>();
 
 /// The SBI PMU extension of the calling hart: the counter backend of [`CpuState`].
 ///
@@ -611,7 +575,7 @@ const SNAPSHOT_WORDS: usize = 4096 / core::mem::size_of::<u64>();
 /// `counter_stop` with TAKE_SNAPSHOT and reads during `counter_start` with INIT_SNAPSHOT; the core
 /// reaches it one word at a time, between calls.
 pub(crate) struct SbiFirmware {
-    page: Option<FirmwareMem<SNAPSHOT_WORDS>>,
+    page: Option<SnapshotShmem>,
 }
 
 impl SbiFirmware {
@@ -619,38 +583,40 @@ impl SbiFirmware {
     /// allocated (else the CPU runs without).
     fn new(snapshot: bool) -> Self {
         Self {
-            page: if snapshot {
-                FirmwareMem::new().ok()
-            } else {
-                None
-            },
+            page: snapshot.then(|| SnapshotShmem::new().ok()).flatten(),
         }
-    }
-
-    /// Whether the snapshot page could be allocated.
-    fn has_page(&self) -> bool {
-        self.page.is_some()
     }
 }
 
 impl SbiEcall for SbiFirmware {
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> sbi_pmu::firmware::SbiRet {
-        let SbiRet { error, value } = arch::sbi_ecall(EXT_PMU, fid.id(), args);
-        sbi_pmu::firmware::SbiRet { error, value }
+    #[inline(always)]
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+        arch::sbi_pmu_call(fid.id(), args)
     }
 
+    #[inline(always)]
     fn read_csr(&mut self, csr: u16) -> u64 {
         arch::read_counter_csr(csr)
     }
 
-    fn snapshot_phys(&mut self) -> Option<u64> {
-        self.page.as_ref().map(FirmwareMem::phys_addr)
+    fn has_snapshot_mem(&mut self) -> bool {
+        self.page.is_some()
     }
 
+    fn snapshot_set_shmem(&mut self, enable: bool) -> SbiRet {
+        match (&self.page, enable) {
+            (Some(page), true) => page.register(),
+            (Some(page), false) => page.unregister(),
+            (None, _) => SbiRet::error(SbiError::NotSupported),
+        }
+    }
+
+    #[inline(always)]
     fn snapshot_word(&mut self, word: usize) -> u64 {
-        self.page.as_ref().and_then(|p| p.read(word)).unwrap_or(0)
+        self.page.as_ref().map_or(0, |page| page.read(word))
     }
 
+    #[inline(always)]
     fn set_snapshot_word(&mut self, word: usize, value: u64) {
         if let Some(page) = self.page.as_mut() {
             page.write(word, value);
@@ -659,7 +625,7 @@ impl SbiEcall for SbiFirmware {
 }
 
 /// One CPU's driver state (the C driver's `struct cpu_hw_events`): the counter core and its
-/// backend. The events on each counter are kept with it by the perf glue ([`CpuStates::event`]).
+/// backend. The events on each counter are kept beside it by the perf glue ([`EventTable`]).
 pub(crate) struct CpuState {
     core: CpuHwEvents,
     fw: SbiFirmware,
@@ -688,119 +654,120 @@ impl CpuState {
     }
 }
 
-/// Forwards accessors of [`HwEvent`] to the glue's accessors of the same names and types.
-macro_rules! forward_hw_fields {
+/// Implements accessors of [`HwEvent`] with the glue's accessors of the same names and types.
+macro_rules! same_fields {
     ($($get:ident $set:ident: $ty:ty;)*) => {
         $(
             fn $get(&self) -> $ty {
-                HwPerfEvent::$get(self)
+                HwMut::$get(self)
             }
             fn $set(&mut self, value: $ty) {
-                HwPerfEvent::$set(self, value)
+                HwMut::$set(self, value)
             }
         )*
     };
 }
 
-/// The event's `hw_perf_event`, as the core reads and writes it: in place.
-impl HwEvent for HwPerfEvent<'_> {
-    forward_hw_fields! {
+/// Where the core's per-event words live in the event: perf core's fields of the same meaning,
+/// the counter mask in the driver's private word (`pmu_private`), and the counter the event last
+/// left in the upper half of `event_base`, above the 20-bit `event_idx`.
+impl HwEvent for HwMut<'_> {
+    same_fields! {
         idx set_idx: i32;
         config set_config: u64;
-        config_base set_config_base: usize;
         prev_count set_prev_count: u64;
         period_left set_period_left: i64;
         sample_period set_sample_period: u64;
         last_period set_last_period: u64;
     }
-
-    fn last_tag(&self) -> u64 {
-        HwPerfEvent::last_tag(self)
-    }
-    fn set_last_tag(&mut self, last_tag: u64) {
-        HwPerfEvent::set_last_tag(self, last_tag)
-    }
-    // RISC-V PMUs have no extra register: its configuration word holds the event's counters.
-    fn cmask(&self) -> u64 {
-        self.extra_reg_config()
-    }
-    fn set_cmask(&mut self, cmask: u64) {
-        self.set_extra_reg_config(cmask)
-    }
     fn event_base(&self) -> u32 {
-        // An `event_idx` has 20 bits; anything wider is not one.
-        u32::try_from(HwPerfEvent::event_base(self)).unwrap_or(u32::MAX)
+        // CAST: The lower half holds the `event_idx`.
+        HwMut::event_base(self) as u32
     }
     fn set_event_base(&mut self, event_base: u32) {
-        HwPerfEvent::set_event_base(self, event_base as usize)
+        let last_tag = HwMut::event_base(self) & !u64::from(u32::MAX);
+        HwMut::set_event_base(self, last_tag | u64::from(event_base))
+    }
+    fn last_tag(&self) -> u64 {
+        HwMut::event_base(self) >> 32
+    }
+    fn set_last_tag(&mut self, last_tag: u64) {
+        let event_base = HwMut::event_base(self) & u64::from(u32::MAX);
+        HwMut::set_event_base(self, event_base | last_tag << 32)
+    }
+    fn config_base(&self) -> usize {
+        // CAST: `unsigned long` is `usize` on RISC-V.
+        HwMut::config_base(self) as usize
+    }
+    fn set_config_base(&mut self, config_base: usize) {
+        HwMut::set_config_base(self, config_base as u64)
     }
     fn flags(&self) -> HwFlags {
-        HwFlags::from_bits_retain(HwPerfEvent::flags(self))
+        HwFlags::from_bits_retain(HwMut::flags(self))
     }
     fn set_flags(&mut self, flags: HwFlags) {
-        HwPerfEvent::set_flags(self, flags.bits())
+        HwMut::set_flags(self, flags.bits())
     }
     fn state(&self) -> HesState {
-        HesState::from_bits_retain(HwPerfEvent::state(self))
+        HesState::from_bits_retain(HwMut::state(self))
     }
     fn set_state(&mut self, state: HesState) {
-        HwPerfEvent::set_state(self, state.bits())
+        HwMut::set_state(self, state.bits())
+    }
+    fn cmask(&self) -> u64 {
+        HwMut::pmu_private(self)
+    }
+    fn set_cmask(&mut self, cmask: u64) {
+        HwMut::set_pmu_private(self, cmask)
     }
     fn owner(&self) -> u64 {
-        self.id()
+        HwMut::id(self)
     }
 }
 
 /// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
-/// `window`: whether perf core has the PMU disabled (see `CpuHwEvents::join_window`).
 fn start_event(
     info: &PmuInfo,
-    cpu: &mut CpuState,
-    event: &PerfEvent,
+    core: &mut CpuHwEvents,
+    fw: &mut SbiFirmware,
+    event: &mut EventMut<'_>,
     reload: bool,
-    window: impl FnOnce() -> bool,
 ) {
-    let mut hw = event.hw();
-    cpu.core.start(&mut cpu.fw, &mut hw, reload, window);
+    let mut hw = event.hw_mut();
+    core.start(fw, &mut hw, reload);
     // User space may read the counter of an mmap'd event while it runs. The start itself may wait
     // for pmu_enable; the counter holds its start value until then, which is what the mmap page
     // says it holds.
-    if let Some(bit) = info.user_read_bit(&hw) {
+    if let Some(bit) = info.user_read_bit(hw.idx(), HwEvent::flags(&hw)) {
         arch::scounteren_set(bit);
     }
     event.update_userpage();
 }
 
 /// `riscv_pmu_stop()`: user space loses the right to read the counter, which then stops; the
-/// event is brought up to date (always, as in the C driver). `window`: as for [`start_event`].
+/// event is brought up to date (always, as in the C driver).
 fn stop_event(
     info: &PmuInfo,
-    cpu: &mut CpuState,
-    event: &PerfEvent,
+    core: &mut CpuHwEvents,
+    fw: &mut SbiFirmware,
+    event: &mut EventMut<'_>,
     update: bool,
-    window: impl FnOnce() -> bool,
 ) {
-    let mut hw = event.hw();
+    let mut hw = event.hw_mut();
     // The counter may stay mapped to this event while another task runs: user space loses the
     // right to read it first.
     revoke_user_access(info, &hw);
-    add_count(event, cpu.core.stop(&mut cpu.fw, &mut hw, update, window));
+    let delta = core.stop(fw, &mut hw, update);
+    event.add_count(delta);
 }
 
 /// Clears the `scounteren` bit of the event's counter if user space may read it, mmap'd or not:
 /// the mapping may have gone while the event ran, and the bit must not outlive the event there.
 #[inline]
-fn revoke_user_access(info: &PmuInfo, hw: &HwPerfEvent<'_>) {
-    if let Some(bit) = info.user_access_bit(hw) {
+fn revoke_user_access(info: &PmuInfo, hw: &impl HwEvent) {
+    if let Some(bit) = info.user_access_bit(hw.idx(), hw.flags()) {
         arch::scounteren_clear(bit);
     }
-}
-
-/// `riscv_pmu_event_update()`'s `local64_add()` (unconditional, as there: a test would cost more
-/// than adding 0).
-#[inline(always)]
-fn add_count(event: &PerfEvent, delta: u64) {
-    event.add_count(delta);
 }
 
 /// The perf attribute fields the event mapping depends on.
@@ -818,48 +785,50 @@ fn event_attr(event: &PerfEvent) -> EventAttr {
     }
 }
 
+/// The counters an event of a group may use: its `event_idx`'s, narrowed by the device tree maps
+/// at event_init (`hw.cmask`, read-only here: the group's other members).
+fn member_cmask(info: &PmuInfo, member: &PerfEvent) -> u64 {
+    let hw = member.hw();
+    // CAST: The lower half of `event_base` holds the `event_idx` (see `HwEvent for HwMut`).
+    EventIdx::from_raw(hw.event_base() as u32)
+        .map_or(0, |idx| info.allowed_cmask(idx, hw.pmu_private()))
+}
+
 #[vtable]
-impl perf::Driver for RiscvPmu {
+impl perf::Driver for SbiPmu {
     const NAME: &'static CStr = c_str!("cpu");
     // CAST: `PERF_TYPE_RAW` is 4.
     const TYPE: i32 = PERF_TYPE_RAW as i32;
 
     type CpuState = CpuState;
+    type Container = RiscvPmuContainer;
 
     /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()` and `pmu_sbi_event_init()`.
-    fn event_init(&self, event: &PerfEvent, init: &EventInit<'_>) -> Result {
+    fn event_init(&self, event: &mut EventInit<'_>) -> Result {
         // The driver does not support branch stack sampling.
         if event.has_branch_stack() {
             return Err(map_err_errno(MapError::NotSupported));
         }
         let attr = event_attr(event);
-        let mut hw = event.hw();
         let maps = self.dt.as_ref().map(DtMaps::maps);
+        let std_events = self.std_events();
+        let mut hw = event.hw_mut();
         let req = self
             .info
-            .event_init(
-                &attr,
-                user_access(),
-                &self.std_events(),
-                maps.as_ref(),
-                &mut hw,
-            )
+            .event_init(&attr, user_access(), &std_events, maps.as_ref(), &mut hw)
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)
             })?;
+        let own = self.info.allowed_cmask(req.event_idx, hw.cmask());
         // A group is scheduled all at once or not at all: one whose events cannot all have a counter
         // at the same time would never count, so it is refused now (the C driver accepts it). Each
         // event may use the counters event_init narrowed it to: an exact check, not a count.
-        let cmask = |idx: Option<EventIdx>, narrowed: u64| {
-            idx.map_or(0, |idx| self.info.allowed_cmask(idx, narrowed))
-        };
         let mut masks = [0u64; RISCV_MAX_COUNTERS + 1];
         let mut members = 0usize;
-        init.for_each_group_member(|member| {
+        event.for_each_group_member(|member| {
             if let Some(slot) = masks.get_mut(members) {
-                let hw = member.hw();
-                *slot = cmask(hw.event_idx(), hw.cmask());
+                *slot = member_cmask(&self.info, member);
             }
             members += 1;
         });
@@ -868,7 +837,7 @@ impl perf::Driver for RiscvPmu {
                 // More events than a PMU can have counters.
                 None => false,
                 Some(slot) => {
-                    *slot = cmask(Some(req.event_idx), hw.cmask());
+                    *slot = own;
                     masks.get(..=members).is_some_and(group_fits)
                 }
             };
@@ -885,20 +854,18 @@ impl perf::Driver for RiscvPmu {
 
     /// `riscv_pmu_add()`.
     #[inline]
-    fn add(
-        &self,
-        cpu: &mut CpuState,
-        event: &PerfEvent,
-        flags: EventFlags,
-        window: PmuWindow<'_>,
-    ) -> Result {
-        let mut hw = event.hw();
-        let start = flags.contains(EventFlags::START);
+    fn add(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) -> Result {
+        let mut hw = event.hw_mut();
+        let start = flags.contains(EventOpFlags::START);
         cpu.core
-            .add(&mut cpu.fw, &mut hw, start, || window.is_open())
+            .add(&mut cpu.fw, &mut hw, start)
             .map_err(|err| errno(err.errno()))?;
         // Adding with START starts the event, as `start` would.
-        if let Some(bit) = self.info.user_read_bit(&hw).filter(|_| start) {
+        if let Some(bit) = self
+            .info
+            .user_read_bit(hw.idx(), HwEvent::flags(&hw))
+            .filter(|_| start)
+        {
             arch::scounteren_set(bit);
         }
         event.update_userpage();
@@ -907,59 +874,43 @@ impl perf::Driver for RiscvPmu {
 
     /// `riscv_pmu_del()`.
     #[inline]
-    fn del(
-        &self,
-        cpu: &mut CpuState,
-        event: &PerfEvent,
-        _flags: EventFlags,
-        window: PmuWindow<'_>,
-    ) {
-        let mut hw = event.hw();
+    fn del(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, _flags: EventOpFlags) {
+        let mut hw = event.hw_mut();
         // Deleting stops the event, as `stop` would: the counter is no longer user-readable.
         revoke_user_access(&self.info, &hw);
-        add_count(
-            event,
-            cpu.core.del(&mut cpu.fw, &mut hw, || window.is_open()),
-        );
+        let delta = cpu.core.del(&mut cpu.fw, &mut hw);
+        event.add_count(delta);
         event.update_userpage();
     }
 
     /// `riscv_pmu_start()`.
-    fn start(
-        &self,
-        cpu: &mut CpuState,
-        event: &PerfEvent,
-        flags: EventFlags,
-        window: PmuWindow<'_>,
-    ) {
-        let reload = flags.contains(EventFlags::RELOAD);
-        start_event(&self.info, cpu, event, reload, || window.is_open());
+    fn start(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) {
+        let reload = flags.contains(EventOpFlags::RELOAD);
+        start_event(&self.info, &mut cpu.core, &mut cpu.fw, event, reload);
     }
 
     /// `riscv_pmu_stop()`.
-    fn stop(
-        &self,
-        cpu: &mut CpuState,
-        event: &PerfEvent,
-        flags: EventFlags,
-        window: PmuWindow<'_>,
-    ) {
-        let update = flags.contains(EventFlags::UPDATE);
-        stop_event(&self.info, cpu, event, update, || window.is_open());
+    fn stop(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) {
+        let update = flags.contains(EventOpFlags::UPDATE);
+        stop_event(&self.info, &mut cpu.core, &mut cpu.fw, event, update);
     }
 
     /// `riscv_pmu_read()`.
-    fn read(&self, cpu: &mut CpuState, event: &PerfEvent) {
-        add_count(event, cpu.core.read(&mut cpu.fw, &mut event.hw()));
+    fn read(&self, cpu: &mut CpuState, event: &mut EventMut<'_>) {
+        let delta = cpu.core.read(&mut cpu.fw, &mut event.hw_mut());
+        event.add_count(delta);
     }
 
-    /// `pmu->pmu_enable`: the stops and starts recorded since perf core disabled the PMU are made,
-    /// one call for each kind. There is no `pmu_disable`: the callbacks in perf core's window
-    /// learn of it when they have work to record (`CpuHwEvents::join_window`), so that a window
-    /// whose events only coast costs nothing to open.
+    /// `pmu->pmu_disable`: from here to `pmu_enable`, stops and starts are only recorded.
+    #[inline]
+    fn pmu_disable(&self, cpu: &mut CpuState) {
+        cpu.core.pmu_disable();
+    }
+
+    /// `pmu->pmu_enable`: the recorded stops and starts are made, one call for each kind.
     #[inline]
     fn pmu_enable(&self, cpu: &mut CpuState) {
-        cpu.core.leave_window(&mut cpu.fw);
+        cpu.core.pmu_enable(&mut cpu.fw);
     }
 
     /// `pmu->start_txn`: nothing to record. `add` claims a counter or fails at once (and
@@ -981,10 +932,9 @@ impl perf::Driver for RiscvPmu {
     /// `event->destroy`: with snapshot memory (a hypervisor, KVM), the counters the event left
     /// parked are given back to firmware on every CPU (one `counter_stop` with RESET where it left
     /// one), running or not: there each configured counter is a perf event of the host, and those
-    /// the counters of closed events kept made every later SBI PMU call of the guest slower (a stop
-    /// and a start of one counter 10,300 ns of L1 time with none, 26,500 with four left running,
-    /// 36,900 with six). Without snapshot memory a parked counter costs nothing and stays for the
-    /// next event that needs it.
+    /// the counters of closed events kept made every later SBI PMU call of the guest slower (see
+    /// the driver-api documentation). Without snapshot memory a parked counter costs nothing and
+    /// stays for the next event that needs it.
     fn destroy(&self, cpus: &CpuStates<CpuState>, event: &PerfEvent) {
         // Under KVM nothing is parked (`PmuInfo::configured_counters_readable`): no cross-CPU call.
         if !self.snapshot || self.info.configured_counters_readable {
@@ -1000,7 +950,9 @@ impl perf::Driver for RiscvPmu {
 
     /// `riscv_pmu_event_idx()`.
     fn event_idx(&self, event: &PerfEvent) -> u32 {
-        self.info.event_idx(&event.hw())
+        let hw = event.hw();
+        self.info
+            .event_idx(hw.idx(), HwFlags::from_bits_retain(hw.flags()))
     }
 
     /// `pmu_sbi_event_mapped()`: user space may read the event's counter from now on, on the CPU
@@ -1008,16 +960,16 @@ impl perf::Driver for RiscvPmu {
     /// starts next (`start` sets the bit). The C driver sets the bit on every CPU of the address
     /// space's `mm_cpumask()`, which under the ASID allocator holds every CPU it ever ran on:
     /// another task there could read whatever that counter counted.
-    fn event_mapped(&self, event: &PerfEvent) {
-        let mut hw = event.hw();
-        let flags = HwEvent::flags(&hw);
+    fn event_mapped(&self, event: &MappedEvent<'_>) {
+        let flags = HwFlags::from_bits_retain(event.hw().flags());
         if !user_read_allowed(flags, event.attr_type(), event.config()) {
             return;
         }
-        HwEvent::set_flags(&mut hw, flags | HwFlags::USER_READ_CNT);
+        event.set_flags(HwFlags::USER_READ_CNT.bits());
         let info = &self.info;
         event.on_active_cpu(&|event: &PerfEvent| {
-            if let Some(bit) = info.user_read_bit(&event.hw()) {
+            let hw = event.hw();
+            if let Some(bit) = info.user_read_bit(hw.idx(), HwFlags::from_bits_retain(hw.flags())) {
                 arch::scounteren_set(bit);
             }
         });
@@ -1028,15 +980,20 @@ impl perf::Driver for RiscvPmu {
     /// the counter goes: a later start sets no bit, the CPU the event runs on loses it now, and
     /// one it leaves meanwhile loses it as the event leaves (`stop` and `del` clear the bit of
     /// every event user space may read, mmap'd or not).
-    fn event_unmapped(&self, event: &PerfEvent) {
-        let mut hw = event.hw();
-        let flags = HwEvent::flags(&hw);
+    fn event_unmapped(&self, event: &MappedEvent<'_>) {
+        let flags = HwFlags::from_bits_retain(event.hw().flags());
         if !user_read_allowed(flags, event.attr_type(), event.config()) {
             return;
         }
-        HwEvent::set_flags(&mut hw, flags - HwFlags::USER_READ_CNT);
+        event.clear_flags(HwFlags::USER_READ_CNT.bits());
         let info = &self.info;
-        event.on_active_cpu(&|event: &PerfEvent| revoke_user_access(info, &event.hw()));
+        event.on_active_cpu(&|event: &PerfEvent| {
+            let hw = event.hw();
+            if let Some(bit) = info.user_access_bit(hw.idx(), HwFlags::from_bits_retain(hw.flags()))
+            {
+                arch::scounteren_clear(bit);
+            }
+        });
         event.update_userpage();
     }
 }
@@ -1045,24 +1002,24 @@ impl perf::Driver for RiscvPmu {
 pub(crate) struct PmuSbiOverflow {
     info: PmuInfo,
     cpus: Arc<CpuStates<CpuState>>,
+    clock: TimeCsr,
 }
 
 impl PmuSbiOverflow {
     /// The handler of the counters of `pmu`, whose CPUs' state is `cpus`.
-    pub(crate) fn new(pmu: &RiscvPmu, cpus: Arc<CpuStates<CpuState>>) -> Self {
+    pub(crate) fn new(pmu: &SbiPmu, cpus: Arc<CpuStates<CpuState>>) -> Self {
         Self {
             info: pmu.info,
             cpus,
+            clock: TimeCsr::new(),
         }
     }
-}
 
-impl PmuSbiOverflow {
     /// Tells perf core of the overflow of `event`, which [`CpuHwEvents::overflow_event`] brought up
     /// to date. The CPU's state is not borrowed meanwhile: perf core may read the other events of
     /// the group through the `read` callback.
     #[inline(always)]
-    fn report(&self, ctx: &IrqContext<'_>, event: &PerfEvent, result: &OverflowEvent) {
+    fn report(&self, ctx: &InterruptContext<'_>, event: &mut EventMut<'_>, result: &OverflowEvent) {
         // The counter restarts from a new value: where user space reads it directly, the mmap
         // page's offset (the count less that value) follows, or a count read from user space
         // would miss what was counted so far.
@@ -1072,25 +1029,25 @@ impl PmuSbiOverflow {
         if result.sample && event.overflow(ctx, result.last_period) {
             // perf core throttles the event: it stays stopped until perf core starts it again
             // (the C driver lets it run on).
-            self.cpus.with_local(ctx.cpu(), |state| {
-                stop_event(&self.info, state, event, true, || false)
+            self.cpus.with_local(ctx, |state| {
+                stop_event(&self.info, &mut state.core, &mut state.fw, event, true)
             });
         }
     }
-}
 
-impl PercpuHandler for PmuSbiOverflow {
+    /// The handler's work; whether any counter overflowed.
     #[inline(always)]
-    fn handle(&self, ctx: &IrqContext<'_>) -> bool {
-        let cpu = ctx.cpu();
+    fn handle_overflow(&self, ctx: &InterruptContext<'_>) -> bool {
+        let irq: &LocalInterruptDisabled = ctx;
         // Every running hardware counter stops (one SBI call) before the overflow bits are read,
         // and in the same borrow of the CPU's state the first overflowed counter's event is
         // brought up to date and given its next period (with one sampling event, the only one).
-        let Some((overflowed, first)) = self.cpus.with_local_events(cpu, |state, events| {
+        let Some((overflowed, first)) = self.cpus.with_local_events(irq, |state, events| {
             let overflowed = state.core.overflow_begin(&mut state.fw);
             let first = counters_in(overflowed).find_map(|idx| {
-                let event = events.get(idx)?;
-                Some((idx, event, overflow_step(state, event)?))
+                let mut event = events.get(idx, irq)?;
+                let result = overflow_step(state, &mut event)?;
+                Some((idx, event, result))
             });
             (overflowed, first)
         }) else {
@@ -1099,40 +1056,54 @@ impl PercpuHandler for PmuSbiOverflow {
         // The pending bit is cleared only now that the counters are stopped: an overflow before
         // this point is in the bits just read, none can come after.
         arch::clear_pending_interrupt(RV_IRQ_PMU);
-        let Some((first_idx, event, result)) = first else {
+        let Some((first_idx, mut event, result)) = first else {
             // No overflowed counter had an event to update.
             self.cpus
-                .with_local(cpu, |state| state.core.overflow_end(&mut state.fw));
+                .with_local(irq, |state| state.core.overflow_end(&mut state.fw));
             return overflowed != 0;
         };
-        self.report(ctx, event, &result);
+        self.report(ctx, &mut event, &result);
         // The other overflowed counters, one borrow each around perf core's part.
         // Those above the first (`counters_in` gives counters below 64, in increasing order).
         for idx in counters_in(overflowed & !(u64::MAX >> (63 - first_idx))) {
-            let Some(event) = self.cpus.event(cpu, idx) else {
-                continue;
-            };
-            let result = self
-                .cpus
-                .with_local(cpu, |state| overflow_step(state, event));
-            if let Some(result) = result.flatten() {
-                self.report(ctx, event, &result);
+            let stepped = self.cpus.with_local_events(irq, |state, events| {
+                let mut event = events.get(idx, irq)?;
+                let result = overflow_step(state, &mut event)?;
+                Some((event, result))
+            });
+            if let Some((mut event, result)) = stepped.flatten() {
+                self.report(ctx, &mut event, &result);
             }
         }
         // The overflowed counters start again from their next period, the others from their
         // values, in one call (or one per new value without snapshot memory).
         self.cpus
-            .with_local(cpu, |state| state.core.overflow_end(&mut state.fw));
+            .with_local(irq, |state| state.core.overflow_end(&mut state.fw));
         true
+    }
+}
+
+impl Handler for PmuSbiOverflow {
+    #[inline(always)]
+    fn handle(&self, ctx: &InterruptContext<'_>) -> IrqReturn {
+        let start = self.clock.now();
+        if !self.handle_overflow(ctx) {
+            return IrqReturn::None;
+        }
+        // perf core lowers the sampling rate when the handler takes too long.
+        perf::sample_event_took(self.clock.ns_since(start));
+        IrqReturn::Handled
     }
 }
 
 /// The overflow handler's step for the event of an overflowed counter, in a borrow of the CPU's
 /// state: the count brought up to date and the next period ([`CpuHwEvents::overflow_event`]).
 #[inline(always)]
-fn overflow_step(state: &mut CpuState, event: &PerfEvent) -> Option<OverflowEvent> {
-    let result = state.core.overflow_event(&mut state.fw, &mut event.hw())?;
-    add_count(event, result.delta);
+fn overflow_step(state: &mut CpuState, event: &mut EventMut<'_>) -> Option<OverflowEvent> {
+    let result = state
+        .core
+        .overflow_event(&mut state.fw, &mut event.hw_mut())?;
+    event.add_count(result.delta);
     Some(result)
 }
 
@@ -1145,7 +1116,7 @@ pub(crate) struct PmuSbiCpuPm {
 
 impl PmuSbiCpuPm {
     /// The notifier of the counters of `pmu`, whose CPUs' state is `cpus`.
-    pub(crate) fn new(pmu: &RiscvPmu, cpus: Arc<CpuStates<CpuState>>) -> Self {
+    pub(crate) fn new(pmu: &SbiPmu, cpus: Arc<CpuStates<CpuState>>) -> Self {
         Self {
             info: pmu.info,
             cpus,
@@ -1155,21 +1126,21 @@ impl PmuSbiCpuPm {
 
 impl CpuPmNotify for PmuSbiCpuPm {
     /// `CPU_PM_ENTER`: the running events stop, their counts brought up to date.
-    fn enter(&self, cpu: &LocalCpu<'_>) {
-        self.cpus.with_local(cpu, |state| {
+    fn enter(&self, irq: &LocalInterruptDisabled) {
+        self.cpus.with_local_events(irq, |state, events| {
             if state.core.n_events() == 0 {
                 return;
             }
             let mut stopped = 0u64;
             state.core.pmu_disable();
             for idx in 0..RISCV_MAX_COUNTERS {
-                let Some(event) = self.cpus.event(cpu, idx) else {
+                let Some(mut event) = events.get(idx, irq) else {
                     continue;
                 };
-                if HwEvent::state(&event.hw()).contains(HesState::STOPPED) {
+                if HwEvent::state(&event.hw_mut()).contains(HesState::STOPPED) {
                     continue;
                 }
-                stop_event(&self.info, state, event, true, || false);
+                stop_event(&self.info, &mut state.core, &mut state.fw, &mut event, true);
                 stopped |= 1 << idx;
             }
             state.core.pmu_enable(&mut state.fw);
@@ -1179,19 +1150,16 @@ impl CpuPmNotify for PmuSbiCpuPm {
 
     /// `CPU_PM_EXIT` and `CPU_PM_ENTER_FAILED`: the events stopped at the enter start again; those
     /// perf had stopped stay stopped (the C driver starts them too).
-    fn exit(&self, cpu: &LocalCpu<'_>) {
-        self.cpus.with_local(cpu, |state| {
+    fn exit(&self, irq: &LocalInterruptDisabled) {
+        self.cpus.with_local_events(irq, |state, events| {
             let saved = state.core.take_pm_saved();
             if saved == 0 {
                 return;
             }
             state.core.pmu_disable();
-            for idx in 0..RISCV_MAX_COUNTERS {
-                if saved & (1 << idx) == 0 {
-                    continue;
-                }
-                if let Some(event) = self.cpus.event(cpu, idx) {
-                    start_event(&self.info, state, event, true, || false);
+            for idx in counters_in(saved) {
+                if let Some(mut event) = events.get(idx, irq) {
+                    start_event(&self.info, &mut state.core, &mut state.fw, &mut event, true);
                 }
             }
             state.core.pmu_enable(&mut state.fw);
@@ -1206,7 +1174,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
 /// the interrupt there) before it drops this, and with it the interrupt.
 pub(crate) struct PmuSbiStartingCpu {
     cpus: Arc<CpuStates<CpuState>>,
-    irq: Option<PercpuIrq<PmuSbiOverflow>>,
+    irq: Option<Pin<KBox<PercpuIrq<PmuSbiOverflow>>>>,
     /// Set when firmware refused snapshot memory: CPUs that start later do not ask again.
     no_snapshot: AtomicBool,
     /// Set once the outcome of the snapshot setup was logged (one line per load).
@@ -1217,7 +1185,7 @@ impl PmuSbiStartingCpu {
     /// The hotplug callbacks of the CPUs' state `cpus`, enabling `irq` on each CPU if there is one.
     pub(crate) fn new(
         cpus: Arc<CpuStates<CpuState>>,
-        irq: Option<PercpuIrq<PmuSbiOverflow>>,
+        irq: Option<Pin<KBox<PercpuIrq<PmuSbiOverflow>>>>,
     ) -> Self {
         Self {
             cpus,
@@ -1229,20 +1197,21 @@ impl PmuSbiStartingCpu {
 }
 
 impl CpuStarting for PmuSbiStartingCpu {
+    const STATE: StartingState = arch::PERF_STARTING;
     const NAME: &'static CStr = c_str!("perf/riscv/pmu_sbi_rust:starting");
 
-    fn starting(&self, cpu: &LocalCpu<'_>) -> Result {
+    fn starting(&self, irq: &LocalInterruptDisabled) -> Result {
         arch::scounteren_write(scounteren_base(user_access()));
         // Firmware leaves `cycle` and `instret` running from boot, and a CPU may come back with
         // mappings from before it went down: every counter is stopped and reset, and the CPU's
         // state forgotten. With SBI v2.0 the CPU's snapshot page is registered (firmware that
         // refuses it once is not asked again); without it counters are read with SBI calls.
         let use_snapshot = !self.no_snapshot.load(Ordering::Relaxed);
-        let outcome = self.cpus.with_local(cpu, |state| {
+        let outcome = self.cpus.with_local(irq, |state| {
             let result = state.core.cpu_starting(&mut state.fw, use_snapshot);
             let missing_page = use_snapshot
                 && state.core.info().version.at_least(SbiVersion::V2_0)
-                && !state.fw.has_page();
+                && !state.fw.has_snapshot_mem();
             (result, state.core.snapshot_enabled(), missing_page)
         });
         if let Some((result, enabled, missing_page)) = outcome {
@@ -1262,23 +1231,23 @@ impl CpuStarting for PmuSbiStartingCpu {
                 );
             }
         }
-        if let Some(irq) = &self.irq {
+        if let Some(ovf) = &self.irq {
             arch::clear_pending_interrupt(RV_IRQ_PMU);
-            irq.enable_local(cpu);
+            ovf.enable_local(irq);
         }
         Ok(())
     }
 
-    fn dying(&self, cpu: &LocalCpu<'_>) {
-        if let Some(irq) = &self.irq {
-            irq.disable_local(cpu);
+    fn dying(&self, irq: &LocalInterruptDisabled) {
+        if let Some(ovf) = &self.irq {
+            ovf.disable_local(irq);
         }
         // perf has moved every event away: the counters kept mapped for returning events are
         // released, so no mapping outlives the CPU or the module, and user mode reads no counter.
         // It keeps reading `time` (the vDSO's clock): after an unload nothing else would grant it,
         // and under KVM a guest's `scounteren` starts at 0.
         arch::scounteren_write(scounteren_base(UserAccess::NoUserAccess));
-        self.cpus.with_local(cpu, |state| {
+        self.cpus.with_local(irq, |state| {
             let _ = state.core.cpu_dying(&mut state.fw);
         });
     }
@@ -1296,56 +1265,52 @@ impl CpuStarting for PmuSbiStartingCpu {
 /// no event open every CPU shows `0 0x0 0x0 0x0`, then its parked mask and the parked counters left
 /// running (coasting).
 pub(crate) struct SbiCallStats {
-    pmu: Arc<RiscvPmu>,
+    pmu: Arc<SbiPmu>,
     cpus: Arc<CpuStates<CpuState>>,
 }
 
 impl SbiCallStats {
     /// Statistics of `pmu`, whose CPUs' state is `cpus`.
-    pub(crate) fn new(pmu: Arc<RiscvPmu>, cpus: Arc<CpuStates<CpuState>>) -> Self {
+    pub(crate) fn new(pmu: Arc<SbiPmu>, cpus: Arc<CpuStates<CpuState>>) -> Self {
         Self { pmu, cpus }
     }
 }
 
 /// Writes one line of the statistics: a label, the calls of each SBI PMU function, and the flushes,
 /// reused counters and failed calls.
-fn stats_line(out: &mut SeqFile<'_>, label: core::fmt::Arguments<'_>, st: &PmuStats) -> Result {
-    let c = &st.calls;
-    let line = CString::try_from_fmt(fmt!(
-        "{} {} {} {} {} {} {} {} {} {} {} {} {}\n",
-        label,
-        c[0],
-        c[1],
-        c[2],
-        c[3],
-        c[4],
-        c[5],
-        c[6],
-        c[7],
-        c[8],
-        st.flushes,
-        st.reused,
-        st.errors
-    ))?;
-    out.puts(&line);
-    Ok(())
+fn stats_line(out: &mut SeqFile<'_>, label: fmt::Arguments<'_>, st: &PmuStats) -> fmt::Result {
+    write!(out, "{}", label)?;
+    for calls in st.calls {
+        write!(out, " {}", calls)?;
+    }
+    writeln!(out, " {} {} {}", st.flushes, st.reused, st.errors)
 }
 
 impl Show for SbiCallStats {
     const FILES: &'static [&'static CStr] = &[c_str!("sbi_calls"), c_str!("counters")];
 
     fn show(&self, file: usize, out: &mut SeqFile<'_>) -> Result {
-        if file == 1 {
-            return self.show_counters(out);
-        }
-        out.puts(c_str!(
-            "cpu num_counters counter_get_info counter_config_matching counter_start counter_stop counter_fw_read counter_fw_read_hi snapshot_set_shmem event_get_info flushes reused errors\n"
-        ));
+        // A write fails only when the buffer is full, which seq_file notices itself: it reads again
+        // with a larger buffer. An error returned here would end the read instead.
+        let _ = if file == 1 {
+            self.show_counters(out)
+        } else {
+            self.show_calls(out)
+        };
+        Ok(())
+    }
+}
+
+impl SbiCallStats {
+    /// The `sbi_calls` file.
+    fn show_calls(&self, out: &mut SeqFile<'_>) -> fmt::Result {
+        writeln!(out, "cpu num_counters counter_get_info counter_config_matching counter_start counter_stop counter_fw_read counter_fw_read_hi snapshot_set_shmem event_get_info flushes reused errors")?;
         let mut result = Ok(());
         percpu::for_each_possible_cpu(|cpu| {
             // The statistics live with the CPU's counters, so they are copied on that CPU.
             if let Some(st) = self.cpus.with_cpu(cpu, |state| state.stats()) {
-                result = result.and_then(|()| stats_line(out, fmt!("{}", cpu), &st));
+                result =
+                    result.and_then(|()| stats_line(out, format_args!("{}", cpu.as_u32()), &st));
             }
         });
         result?;
@@ -1353,16 +1318,12 @@ impl Show for SbiCallStats {
             calls: self.pmu.std_events_calls(),
             ..PmuStats::default()
         };
-        stats_line(out, fmt!("check"), &check)
+        stats_line(out, format_args!("check"), &check)
     }
-}
 
-impl SbiCallStats {
     /// The `counters` file.
-    fn show_counters(&self, out: &mut SeqFile<'_>) -> Result {
-        out.puts(c_str!(
-            "cpu events used_hw used_fw running parked coasting\n"
-        ));
+    fn show_counters(&self, out: &mut SeqFile<'_>) -> fmt::Result {
+        writeln!(out, "cpu events used_hw used_fw running parked coasting")?;
         let mut result = Ok(());
         percpu::for_each_possible_cpu(|cpu| {
             // The counters' state is read on its CPU, which owns it.
@@ -1370,18 +1331,17 @@ impl SbiCallStats {
                 self.cpus.with_cpu(cpu, |state| state.counter_use())
             {
                 result = result.and_then(|()| {
-                    let line = CString::try_from_fmt(fmt!(
-                        "{} {} {:#x} {:#x} {:#x} {:#x} {:#x}\n",
-                        cpu,
+                    writeln!(
+                        out,
+                        "{} {} {:#x} {:#x} {:#x} {:#x} {:#x}",
+                        cpu.as_u32(),
                         events,
                         hw,
                         fw,
                         running,
                         parked,
                         coasting
-                    ))?;
-                    out.puts(&line);
-                    Ok(())
+                    )
                 });
             }
         });

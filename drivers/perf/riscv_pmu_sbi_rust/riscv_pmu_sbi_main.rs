@@ -24,9 +24,9 @@ mod pmu_sbi;
 
 use glue::{arch, cpu_pm, cpuhp, debugfs, irq, perf, sysctl};
 use kernel::{c_str, sync::Arc};
-use pmu_legacy::LegacyPmu;
+use pmu_legacy::{LegacyPmu, NO_ATTR_GROUPS};
 use pmu_sbi::{
-    PerfUserAccess, PmuSbiCpuPm, PmuSbiOverflow, PmuSbiStartingCpu, RiscvPmu, SbiCallStats,
+    PerfUserAccess, PmuSbiCpuPm, PmuSbiOverflow, PmuSbiStartingCpu, SbiCallStats, SbiPmu,
     RV_IRQ_PMU,
 };
 
@@ -50,7 +50,7 @@ module! {
 struct SbiPmuModule {
     _user_access: Pin<KBox<sysctl::Registration<PerfUserAccess>>>,
     _stats: debugfs::Registration<SbiCallStats>,
-    _pmu: Pin<KBox<perf::Registration<RiscvPmu>>>,
+    _pmu: Pin<KBox<perf::Registration<SbiPmu>>>,
     _cpu_pm: Pin<KBox<cpu_pm::Registration<PmuSbiCpuPm>>>,
     _starting_cpu: Pin<KBox<cpuhp::Registration<PmuSbiStartingCpu>>>,
 }
@@ -72,8 +72,22 @@ impl kernel::Module for RiscvPmuSbiModule {
         pmu_sbi::pmu_sbi_check_c_driver()?;
         if !pmu_sbi::has_pmu_extension() {
             let time_access = LegacyPmu::user_time_access()?;
+            let (driver, cpus) = LegacyPmu::new()?;
+            // SAFETY: As for the SBI PMU below: the last step that can fail, kept in the module's
+            // state until its exit.
+            let registration = unsafe {
+                perf::Registration::new(
+                    module,
+                    driver,
+                    cpus,
+                    LegacyPmu::CAPABILITIES,
+                    &NO_ATTR_GROUPS,
+                )
+            };
+            let registration = KBox::pin_init(registration, GFP_KERNEL)
+                .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))?;
             return Ok(Self::Legacy {
-                _pmu: LegacyPmu::register(module)?,
+                _pmu: registration,
                 _time_access: time_access,
             });
         }
@@ -85,7 +99,7 @@ impl kernel::Module for RiscvPmuSbiModule {
 
 impl SbiPmuModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let mut pmu = RiscvPmu::probe()?;
+        let mut pmu = SbiPmu::probe()?;
 
         // Each CPU's state: one struct, borrowed for a scope by whichever code runs on that CPU
         // (perf's callbacks, the overflow interrupt, the CPU PM and hotplug callbacks).
@@ -94,9 +108,14 @@ impl SbiPmuModule {
         // With Sscofpmf, counters interrupt on overflow (`pmu_sbi_setup_irqs()`); without the
         // interrupt the PMU neither samples nor filters by mode, as in the C driver.
         let overflow_irq = if pmu.has_sscofpmf() {
-            let handler = Arc::new(PmuSbiOverflow::new(&pmu, cpus.clone()), GFP_KERNEL)?;
+            let handler = PmuSbiOverflow::new(&pmu, cpus.clone());
             irq::IrqMapping::new(arch::intc_fwnode(), RV_IRQ_PMU)
-                .and_then(|mapping| irq::PercpuIrq::request(mapping, c_str!("riscv-pmu"), handler))
+                .and_then(|mapping| {
+                    KBox::pin_init(
+                        irq::PercpuIrq::request(mapping, c_str!("riscv-pmu"), handler),
+                        GFP_KERNEL,
+                    )
+                })
                 .inspect_err(|err| pr_err!("requesting the overflow interrupt failed: {:?}\n", err))
                 .ok()
         } else {
@@ -140,11 +159,12 @@ impl SbiPmuModule {
             GFP_KERNEL,
         )?;
 
-        let pmu = KBox::pin_init(
-            perf::Registration::new(module, pmu, cpus, capabilities, attr_groups),
-            GFP_KERNEL,
-        )
-        .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))?;
+        // SAFETY: The registration is the last step that can fail and goes into the module's state,
+        // which is dropped at the module's exit only, when no event holds the module.
+        let registration =
+            unsafe { perf::Registration::new(module, pmu, cpus, capabilities, attr_groups) };
+        let pmu = KBox::pin_init(registration, GFP_KERNEL)
+            .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))?;
 
         Ok(Self {
             _user_access: user_access,

@@ -88,32 +88,33 @@ impl CpuDriver for CpuHwEvents {
         fw: &mut F,
         hw: &mut HwPerfEvent,
         start: bool,
-        window: bool,
+        _window: bool,
     ) -> Result<(), AddError> {
-        CpuHwEvents::add(self, fw, hw, start, || window)
+        CpuHwEvents::add(self, fw, hw, start)
     }
 
-    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) -> u64 {
-        CpuHwEvents::del(self, fw, hw, || window)
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) -> u64 {
+        CpuHwEvents::del(self, fw, hw)
     }
 
-    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) {
-        CpuHwEvents::start(self, fw, hw, true, || window);
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) {
+        CpuHwEvents::start(self, fw, hw, true);
     }
 
-    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) -> u64 {
-        CpuHwEvents::stop(self, fw, hw, true, || window)
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) -> u64 {
+        CpuHwEvents::stop(self, fw, hw, true)
     }
 
     fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
         CpuHwEvents::read(self, fw, hw)
     }
 
-    // As the kernel driver does: no `pmu_disable` callback, the operations join perf core's window.
-    fn pmu_disable(&mut self) {}
+    fn pmu_disable(&mut self) {
+        CpuHwEvents::pmu_disable(self);
+    }
 
     fn pmu_enable<F: Firmware>(&mut self, fw: &mut F) {
-        CpuHwEvents::leave_window(self, fw);
+        CpuHwEvents::pmu_enable(self, fw);
     }
 
     fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {

@@ -35,7 +35,7 @@ use sbi_pmu::abi::{
     CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use sbi_pmu::counters::{
-    event_set_period, event_update_with, EventFlags, HesState, HwPerfEvent, PmuInfo, IDX_NONE,
+    event_set_period, event_update_with, HesState, HwFlags, HwPerfEvent, PmuInfo, IDX_NONE,
 };
 use sbi_pmu::firmware::Firmware;
 use sbi_pmu::pmu::{AddError, OverflowEvent};
@@ -107,11 +107,11 @@ impl PerEvent {
         if !self.info.version.at_least(SbiVersion::V2_0) {
             return Ok(());
         }
-        let Some(phys) = fw.snapshot_phys() else {
+        if !fw.has_snapshot_mem() {
             return Ok(());
-        };
+        }
         fw.clear_snapshot();
-        fw.snapshot_set_shmem(phys as usize, 0, 0)?;
+        fw.snapshot_set_shmem(true)?;
         self.snapshot = true;
         Ok(())
     }
@@ -260,12 +260,12 @@ impl PerEvent {
         let due = event_set_period(hw, mask);
         self.init_val[idx] = hw.prev_count & mask;
         self.ovf_reload |= b;
-        let sample = due && hw.flags.contains(EventFlags::SAMPLING);
+        let sample = due && hw.flags.contains(HwFlags::SAMPLING);
         Some(OverflowEvent {
             delta,
             sample,
             last_period,
-            publish: hw.flags.contains(EventFlags::USER_READ_CNT),
+            publish: hw.flags.contains(HwFlags::USER_READ_CNT),
         })
     }
 
@@ -304,7 +304,7 @@ impl PerEvent {
         let event_idx = EventIdx::from_raw(hw.event_base).ok_or(AddError::NoCounter)?;
         let mut cflags = CfgFlags::from_bits_retain(hw.config_base);
         let mut cmask = self.info.cmask & !self.used_ctrs();
-        if hw.flags.contains(EventFlags::LEGACY) {
+        if hw.flags.contains(HwFlags::LEGACY) {
             // Counter 0 is cycle and counter 2 instret, as the C driver assumes.
             let fixed = match event_idx.hw_event() {
                 Some(HwGeneralEvent::CpuCycles) => bit(0),

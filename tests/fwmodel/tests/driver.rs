@@ -8,7 +8,7 @@ use fwmodel::reference::PerEvent;
 use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent};
 use sbi_pmu::abi::{CfgFlags, EventIdx, Fid, HwGeneralEvent, SbiError, SbiVersion};
-use sbi_pmu::counters::{EventFlags, HwEvent};
+use sbi_pmu::counters::{HwEvent, HwFlags};
 use sbi_pmu::counters::{HwPerfEvent, PmuInfo};
 use sbi_pmu::errno::{EINVAL, ENOENT, ENOTSUPP};
 use sbi_pmu::events::{
@@ -543,7 +543,7 @@ fn overflow_updates_the_mmap_page_only_where_user_space_reads_the_counter() {
     let direct = sys.open(hw_attr(0), 1000).unwrap();
     let plain = sys.open(hw_attr(1), 1000).unwrap();
     // What `event_mapped` sets when the sysctl lets user space read the counter.
-    sys.events[direct].hw.flags |= EventFlags::USER_READ_CNT;
+    sys.events[direct].hw.flags |= HwFlags::USER_READ_CNT;
     sys.add(direct, 0, true).unwrap();
     sys.add(plain, 0, true).unwrap();
     sys.tick(0, CYCLES, Mode::S, 3000);
@@ -790,7 +790,7 @@ fn add_failures_surface_as_typed_errors() {
         ..HwPerfEvent::default()
     };
     assert_eq!(
-        c.pmu.add(&mut c.model, &mut hw, true, || false),
+        c.pmu.add(&mut c.model, &mut hw, true),
         Err(AddError::NoCounter)
     );
     assert_eq!(AddError::NoCounter.errno(), ENOENT);
@@ -831,12 +831,12 @@ fn claim_rules_refuse_counters_firmware_should_not_return() {
         )
         .unwrap();
         let mut second = first;
-        let r1 = cpu.add(&mut fw, &mut first, true, || false);
+        let r1 = cpu.add(&mut fw, &mut first, true);
         if bogus == 5 {
             // Counter 5 is valid and free the first time, taken the second time.
             assert_eq!(r1, Ok(()));
             assert_eq!(
-                cpu.add(&mut fw, &mut second, true, || false),
+                cpu.add(&mut fw, &mut second, true),
                 Err(AddError::NoCounter)
             );
         } else {

@@ -9,7 +9,7 @@ use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent};
 use proptest::prelude::*;
 use sbi_pmu::abi::SbiVersion;
-use sbi_pmu::counters::{EventFlags, HesState, HwPerfEvent};
+use sbi_pmu::counters::{HesState, HwFlags, HwPerfEvent};
 use sbi_pmu::events::{EventAttr, PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_RAW};
 use sbi_pmu::pmu::CpuHwEvents;
 
@@ -491,7 +491,7 @@ proptest! {
                     event_base: if event_base % 2 == 0 { event_base % 0x40000 } else { event_base },
                     config,
                     config_base,
-                    flags: EventFlags::from_bits_retain(flags),
+                    flags: HwFlags::from_bits_retain(flags),
                     state: HesState::from_bits_retain(state),
                     prev_count,
                     period_left,
@@ -507,10 +507,10 @@ proptest! {
         for (i, op) in ops.iter().enumerate() {
             let hw = &mut hws[i % n];
             match op {
-                0 => { let _ = cpu.add(&mut m, hw, true, || false); }
-                1 => { cpu.del(&mut m, hw, || false); }
-                2 => cpu.start(&mut m, hw, true, || false),
-                3 => { cpu.stop(&mut m, hw, true, || false); }
+                0 => { let _ = cpu.add(&mut m, hw, true); }
+                1 => { cpu.del(&mut m, hw); }
+                2 => cpu.start(&mut m, hw, true),
+                3 => { cpu.stop(&mut m, hw, true); }
                 4 => { cpu.read(&mut m, hw); }
                 5 => cpu.pmu_disable(),
                 6 => cpu.pmu_enable(&mut m),

@@ -7,8 +7,23 @@
 
 use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent, EVENT_INFO_ENTRIES, EVENT_INFO_PHYS, SNAPSHOT_PHYS};
+use sbi_pmu::abi::Fid;
 use sbi_pmu::abi::{CounterInfo, CounterKind, SbiError};
 use sbi_pmu::firmware::{Firmware, SbiEcall};
+
+/// `sbi_pmu_snapshot_set_shmem` with raw arguments, as firmware receives them.
+fn set_shmem(m: &mut Model, lo: usize, hi: usize, flags: usize) -> Result<(), SbiError> {
+    m.sbi_ecall(Fid::SnapshotSetShmem, [lo, hi, flags, 0, 0, 0])
+        .result()
+        .map(|_| ())
+}
+
+/// `sbi_pmu_event_get_info` with raw arguments, as firmware receives them.
+fn get_info(m: &mut Model, lo: usize, hi: usize, n: usize, flags: usize) -> Result<(), SbiError> {
+    m.sbi_ecall(Fid::EventGetInfo, [lo, hi, n, flags, 0, 0])
+        .result()
+        .map(|_| ())
+}
 
 const CYCLES: usize = spec::hw_general_event(spec::SBI_PMU_HW_CPU_CYCLES);
 const BRANCHES: usize = spec::hw_general_event(spec::SBI_PMU_HW_BRANCH_INSTRUCTIONS);
@@ -322,20 +337,14 @@ fn tables_14_and_15_firmware_reads() {
 fn table_16_and_17_snapshot_shared_memory() {
     let mut m = model(Version::V2_0);
     let lo = SNAPSHOT_PHYS as usize;
-    assert_eq!(m.snapshot_set_shmem(lo, 0, 1), Err(SbiError::InvalidParam));
+    assert_eq!(set_shmem(&mut m, lo, 0, 1), Err(SbiError::InvalidParam));
+    assert_eq!(set_shmem(&mut m, lo + 8, 0, 0), Err(SbiError::InvalidParam));
+    assert_eq!(set_shmem(&mut m, lo, 1, 0), Err(SbiError::InvalidAddress));
     assert_eq!(
-        m.snapshot_set_shmem(lo + 8, 0, 0),
-        Err(SbiError::InvalidParam)
-    );
-    assert_eq!(
-        m.snapshot_set_shmem(lo, 1, 0),
+        set_shmem(&mut m, lo + 4096, 0, 0),
         Err(SbiError::InvalidAddress)
     );
-    assert_eq!(
-        m.snapshot_set_shmem(lo + 4096, 0, 0),
-        Err(SbiError::InvalidAddress)
-    );
-    assert_eq!(m.snapshot_set_shmem(lo, 0, 0), Ok(()));
+    assert_eq!(set_shmem(&mut m, lo, 0, 0), Ok(()));
 
     // TAKE_SNAPSHOT writes the stopped counters' values relative to counter_idx_base, and the
     // overflow bitmap; other values are left alone.
@@ -366,7 +375,7 @@ fn table_16_and_17_snapshot_shared_memory() {
 
     // Disable with all ones; then the snapshot flags fail with NO_SHMEM.
     assert_eq!(
-        m.snapshot_set_shmem(spec::SHMEM_DISABLE, spec::SHMEM_DISABLE, 0),
+        set_shmem(&mut m, spec::SHMEM_DISABLE, spec::SHMEM_DISABLE, 0),
         Ok(())
     );
     assert_eq!(
@@ -378,7 +387,7 @@ fn table_16_and_17_snapshot_shared_memory() {
     let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     cfg.snapshot = false;
     let mut m = Model::new(cfg);
-    assert_eq!(m.snapshot_set_shmem(lo, 0, 0), Err(SbiError::NotSupported));
+    assert_eq!(set_shmem(&mut m, lo, 0, 0), Err(SbiError::NotSupported));
 }
 
 #[test]
@@ -403,7 +412,7 @@ fn table_18_and_19_event_get_info() {
         (spec::RAW_EVENT, 1 << 50),
     ];
     {
-        let (_, mem) = Firmware::event_info_shmem(&mut m).unwrap();
+        let (_, mem) = SbiEcall::event_info_mem(&mut m).unwrap();
         // Table 18 on a little-endian hart: event_idx and the output word share the first 64-bit
         // word; the output word starts as garbage the call must overwrite.
         for (slot, (idx, data)) in mem.chunks_exact_mut(2).zip(entries) {
@@ -411,40 +420,40 @@ fn table_18_and_19_event_get_info() {
             slot[1] = data;
         }
     }
-    assert_eq!(m.event_get_info(lo, 0, entries.len(), 0), Ok(()));
-    let outputs: Vec<u64> = Firmware::event_info_shmem(&mut m).unwrap().1[..2 * entries.len()]
+    assert_eq!(get_info(&mut m, lo, 0, entries.len(), 0), Ok(()));
+    let outputs: Vec<u64> = SbiEcall::event_info_mem(&mut m).unwrap().1[..2 * entries.len()]
         .chunks_exact(2)
         .map(|e| e[0] >> 32)
         .collect();
     assert_eq!(outputs, [1, 1, 1, 1, 0, 0, 0]);
     // flags not zero, or the address not 16-byte aligned.
-    assert_eq!(m.event_get_info(lo, 0, 1, 1), Err(SbiError::InvalidParam));
+    assert_eq!(get_info(&mut m, lo, 0, 1, 1), Err(SbiError::InvalidParam));
     assert_eq!(
-        m.event_get_info(lo + 8, 0, 1, 0),
+        get_info(&mut m, lo + 8, 0, 1, 0),
         Err(SbiError::InvalidParam)
     );
     // Memory outside what the supervisor owns.
-    assert_eq!(m.event_get_info(lo, 1, 1, 0), Err(SbiError::InvalidAddress));
+    assert_eq!(get_info(&mut m, lo, 1, 1, 0), Err(SbiError::InvalidAddress));
     assert_eq!(
-        m.event_get_info(lo - 16, 0, 1, 0),
+        get_info(&mut m, lo - 16, 0, 1, 0),
         Err(SbiError::InvalidAddress)
     );
     assert_eq!(
-        m.event_get_info(lo, 0, EVENT_INFO_ENTRIES + 1, 0),
+        get_info(&mut m, lo, 0, EVENT_INFO_ENTRIES + 1, 0),
         Err(SbiError::InvalidAddress)
     );
     assert_eq!(
-        m.event_get_info(lo, 0, usize::MAX, 0),
+        get_info(&mut m, lo, 0, usize::MAX, 0),
         Err(SbiError::InvalidAddress)
     );
     // A reserved bit of the second entry's event_idx (bit 20 of its first word).
-    Firmware::event_info_shmem(&mut m).unwrap().1[2] |= 1 << 20;
-    assert_eq!(m.event_get_info(lo, 0, 2, 0), Err(SbiError::InvalidParam));
+    SbiEcall::event_info_mem(&mut m).unwrap().1[2] |= 1 << 20;
+    assert_eq!(get_info(&mut m, lo, 0, 2, 0), Err(SbiError::InvalidParam));
     // Not implemented.
     let mut cfg = Config::opensbi_like(Version::V3_0, 4, 48);
     cfg.event_info = false;
     let mut m = Model::new(cfg);
-    assert_eq!(m.event_get_info(lo, 0, 1, 0), Err(SbiError::NotSupported));
+    assert_eq!(get_info(&mut m, lo, 0, 1, 0), Err(SbiError::NotSupported));
 }
 
 #[test]

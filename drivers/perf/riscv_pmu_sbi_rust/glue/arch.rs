@@ -1,42 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! RISC-V architecture interfaces: firmware calls, counter CSRs, the hart-local interrupt
-//! controller, and the `struct riscv_pmu` perf's user-page code expects around a `struct pmu`.
+//! controller, the PMU's CPU hotplug state, and the `struct riscv_pmu` perf's user-page code
+//! expects around a `struct pmu`.
 //!
 //! C headers: [`arch/riscv/include/asm/sbi.h`](srctree/arch/riscv/include/asm/sbi.h),
 //! [`arch/riscv/include/asm/csr.h`](srctree/arch/riscv/include/asm/csr.h),
 //! [`include/linux/perf/riscv_pmu.h`](srctree/include/linux/perf/riscv_pmu.h)
 //!
-//! These are the few primitives that are instructions rather than kernel functions. They know the
-//! calling convention of the firmware interface and the CSR numbers, and nothing of any firmware
-//! extension, its functions or the driver's use of them.
+//! A firmware call is `unsafe` ([`sbi_ecall`]): firmware may write memory at any physical address
+//! its arguments name. The safe calls are those of the SBI PMU extension that lend no memory
+//! ([`sbi_pmu_call`]), and the two that do, as methods of the memory they lend
+//! ([`super::fwmem::SnapshotShmem::register`], [`super::fwmem::FirmwareMem::event_get_info`]).
 
 use super::bindings;
-use super::percpu::LocalCpu;
+use super::cpuhp::StartingState;
+use super::percpu::LocalInterruptDisabled;
+use super::perf::PmuContainer;
 use core::{
     arch::asm,
-    ptr::{addr_of, addr_of_mut},
+    ptr::addr_of,
     sync::atomic::{AtomicU8, Ordering},
 };
 use kernel::{ffi::c_int, types::Opaque};
 
-/// The two registers a firmware call returns (`struct sbiret`).
-#[derive(Clone, Copy)]
-pub(crate) struct SbiRet {
-    /// `a0`: 0 or a negative error code.
-    pub(crate) error: isize,
-    /// `a1`: the value.
-    pub(crate) value: usize,
-}
+pub(crate) use sbi_pmu::firmware::SbiRet;
 
 /// Calls the firmware (`sbi_ecall()`): `ecall` with `a7` = `ext`, `a6` = `fid` and `a0`..`a5` =
 /// `args`, on the calling hart.
 ///
-/// Like a register write to a device, a call may ask firmware to write memory at a physical address
-/// it is given; which memory that is, is the caller's choice and outside what Rust's types track,
-/// as for device DMA (the kernel crate's MMIO writes are safe on the same grounds). Memory the
-/// kernel hands to firmware must be allocated for that purpose.
-pub(crate) fn sbi_ecall(ext: usize, fid: usize, args: [usize; 6]) -> SbiRet {
+/// # Safety
+///
+/// Every physical address the call names (in its arguments, or registered earlier and used by
+/// this function) must be memory lent to firmware for what the function does with it: allocated
+/// for that purpose, large enough for what the specification lets firmware write there, and kept
+/// allocated for as long as firmware may use it.
+pub(crate) unsafe fn sbi_ecall(ext: usize, fid: usize, args: [usize; 6]) -> SbiRet {
     let error: isize;
     let value: usize;
     // SAFETY: The calling convention of the firmware interface preserves every register but a0 and
@@ -59,10 +58,47 @@ pub(crate) fn sbi_ecall(ext: usize, fid: usize, args: [usize; 6]) -> SbiRet {
     SbiRet { error, value }
 }
 
+/// The SBI PMU extension's ID (`SBI_EXT_PMU`, "PMU").
+pub(crate) const SBI_EXT_PMU: usize = 0x504D55;
+
+/// `sbi_pmu_snapshot_set_shmem` (FID #7): lends the snapshot memory.
+pub(crate) const SBI_PMU_SNAPSHOT_SET_SHMEM: usize = 7;
+
+/// `sbi_pmu_event_get_info` (FID #8): lends an array of event-info entries for the call.
+pub(crate) const SBI_PMU_EVENT_GET_INFO: usize = 8;
+
+/// `SBI_ERR_NOT_SUPPORTED`, the answer of [`sbi_pmu_call`] to a function that lends memory.
+const SBI_ERR_NOT_SUPPORTED: isize = -2;
+
+/// Calls the function `fid` of the SBI PMU extension, if it is one of those that lend firmware no
+/// memory (FIDs #0 to #6: `num_counters` to `counter_fw_read_hi`); the others are answered with
+/// `SBI_ERR_NOT_SUPPORTED` without a call. `counter_start` and `counter_stop` may make firmware
+/// use the snapshot memory of this hart, which a [`super::fwmem::SnapshotShmem`] keeps allocated
+/// while it is registered.
+#[inline(always)]
+pub(crate) fn sbi_pmu_call(fid: usize, args: [usize; 6]) -> SbiRet {
+    if fid >= SBI_PMU_SNAPSHOT_SET_SHMEM {
+        return SbiRet {
+            error: SBI_ERR_NOT_SUPPORTED,
+            value: 0,
+        };
+    }
+    // SAFETY: The PMU extension's functions #0 to #6 name no memory in their arguments; the
+    // memory they may use is the hart's registered snapshot memory, which `SnapshotShmem` never
+    // frees while it is registered.
+    unsafe { sbi_ecall(SBI_EXT_PMU, fid, args) }
+}
+
+/// The SBI base extension's `sbi_get_impl_id()` (EID 0x10, FID #1): which SBI implementation runs.
+pub(crate) fn sbi_get_impl_id() -> SbiRet {
+    // SAFETY: The base extension's functions name no memory.
+    unsafe { sbi_ecall(0x10, 1, [0; 6]) }
+}
+
 /// The version of the firmware interface the kernel found at boot (`sbi_spec_version`).
 pub(crate) fn sbi_spec_version() -> usize {
-    // SAFETY: FFI call without arguments; the value is set once at boot.
-    unsafe { bindings::rpmu_sbi_spec_version() }
+    // SAFETY: The variable is set once at boot, before modules load, and read-only afterwards.
+    unsafe { addr_of!(bindings::sbi_spec_version).read() }
 }
 
 /// Whether the firmware has the extension `ext` (`sbi_probe_extension()`).
@@ -76,9 +112,19 @@ pub(crate) fn sbi_probe_extension(ext: usize) -> bool {
 
 /// Whether every hart has the Sscofpmf extension (`riscv_isa_extension_available()`).
 pub(crate) fn has_sscofpmf() -> bool {
-    // SAFETY: FFI call without arguments.
-    unsafe { bindings::rpmu_has_sscofpmf() }
+    // SAFETY: FFI call; a NULL bitmap asks about the extensions every hart has.
+    unsafe {
+        bindings::__riscv_isa_extension_available(
+            core::ptr::null(),
+            bindings::RISCV_ISA_EXT_SSCOFPMF,
+        )
+    }
 }
+
+/// The CPU hotplug state of the RISC-V PMU drivers (`CPUHP_AP_PERF_RISCV_STARTING`), which the C
+/// drivers use too: only one of them can hold it.
+pub(crate) const PERF_STARTING: StartingState =
+    StartingState::new(bindings::cpuhp_state_CPUHP_AP_PERF_RISCV_STARTING);
 
 /// Reads the counter CSR `cycle` + `idx` (0xc00 + `idx`: `cycle`, `time`, `instret`,
 /// `hpmcounter3`..`hpmcounter31`) for `idx` below 32. The CSR number is part of the instruction, so
@@ -124,6 +170,50 @@ fn read_counter(idx: u16) -> u64 {
     value as u64
 }
 
+/// The `time` CSR, read to time code in nanoseconds: what `sched_clock()` reads too, without its
+/// epoch and sequence count.
+///
+/// # Examples
+///
+/// ```ignore
+/// let clock = TimeCsr::new();
+/// let start = clock.now();
+/// handle_overflow();
+/// perf::sample_event_took(clock.ns_since(start));
+/// ```
+#[derive(Clone, Copy)]
+pub(crate) struct TimeCsr {
+    /// Nanoseconds per tick, with [`TimeCsr::SHIFT`] fractional bits.
+    ns_per_tick: u64,
+}
+
+impl TimeCsr {
+    const SHIFT: u32 = 10;
+
+    /// The clock at the timebase the kernel found at boot (`riscv_timebase`).
+    pub(crate) fn new() -> Self {
+        // SAFETY: The variable is set once at boot, before modules load, and read-only afterwards.
+        let timebase = unsafe { addr_of!(bindings::riscv_timebase).read() };
+        // CAST: `unsigned long` is 64 bits on RV64.
+        let ns_per_tick = (1_000_000_000u64 << Self::SHIFT) / (timebase as u64).max(1);
+        Self { ns_per_tick }
+    }
+
+    /// The `time` CSR now.
+    #[inline(always)]
+    pub(crate) fn now(self) -> u64 {
+        read_counter(1)
+    }
+
+    /// The nanoseconds since `start`, a value of [`TimeCsr::now`].
+    #[inline(always)]
+    pub(crate) fn ns_since(self, start: u64) -> u64 {
+        let ticks = u128::from(self.now().wrapping_sub(start));
+        // CAST: A duration in nanoseconds of less than 584 years fits.
+        ((ticks * u128::from(self.ns_per_tick)) >> Self::SHIFT) as u64
+    }
+}
+
 /// The number of `scountovf`, the overflow bits of the counters (Sscofpmf).
 const CSR_SCOUNTOVF: u16 = 0xda0;
 
@@ -167,15 +257,15 @@ pub(crate) fn scounteren_clear(bits: usize) {
 /// per-CPU pointer plus this CPU's offset). Only an address: whether a copy lives there is the
 /// caller's to know.
 #[inline(always)]
-pub(crate) fn this_cpu_ptr<T>(ptr: *mut T, cpu: &LocalCpu<'_>) -> *mut T {
+pub(crate) fn this_cpu_ptr<T>(ptr: *mut T, irq: &LocalInterruptDisabled) -> *mut T {
     ptr.cast::<u8>()
-        .wrapping_add(this_cpu_offset(cpu))
+        .wrapping_add(this_cpu_offset(irq))
         .cast::<T>()
 }
 
 /// The offset of this CPU's copies of per-CPU data (`__my_cpu_offset`): `__per_cpu_offset[cpu]`, the
 /// CPU number taken from `current_thread_info()`, which `tp` points to on RISC-V.
-fn this_cpu_offset(_cpu: &LocalCpu<'_>) -> usize {
+fn this_cpu_offset(_irq: &LocalInterruptDisabled) -> usize {
     let tp: *const bindings::thread_info;
     // SAFETY: Reading `tp` has no side effect and touches no memory.
     unsafe { asm!("mv {0}, tp", out(reg) tp, options(nomem, nostack, preserves_flags)) };
@@ -198,15 +288,6 @@ fn this_cpu_offset(_cpu: &LocalCpu<'_>) -> usize {
 /// The number of elements of the array `_array` points to.
 const fn array_len<T, const N: usize>(_array: *const [T; N]) -> usize {
     N
-}
-
-/// Whether interrupts are disabled on this hart (`irqs_disabled()`: `sstatus.SIE` clear).
-pub(crate) fn irqs_disabled() -> bool {
-    let sstatus: usize;
-    // SAFETY: Reading `sstatus` has no side effect and touches no memory.
-    unsafe { asm!("csrr {0}, sstatus", out(reg) sstatus, options(nomem, nostack)) };
-    // SIE is bit 1 of sstatus.
-    sstatus & 0b10 == 0
 }
 
 /// Clears the pending bit of the local interrupt `hwirq` of this hart in `sip`.
@@ -252,46 +333,32 @@ extern "C" fn ctr_get_width_callback(idx: c_int) -> c_int {
         .map_or(0, |width| c_int::from(width.load(Ordering::Relaxed)))
 }
 
-/// Where a PMU's `struct pmu` lives: RISC-V's `arch_perf_update_userpage()` takes every event's PMU
-/// for the `pmu` member of a `struct riscv_pmu` (`to_riscv_pmu()`, a `container_of()`) and calls
-/// its `ctr_get_width` when user space may read the event's counter, so the `struct pmu` is
-/// embedded in one, as in the C drivers; only `pmu` and `ctr_get_width` are used outside them.
+/// The container of a RISC-V PMU's `struct pmu`: RISC-V's `arch_perf_update_userpage()` takes every
+/// event's PMU for the `pmu` member of a `struct riscv_pmu` (`to_riscv_pmu()`, a `container_of()`)
+/// and calls its `ctr_get_width` when user space may read the event's counter, so the `struct pmu`
+/// is embedded in one, as in the C drivers; only `pmu` and `ctr_get_width` are used outside them.
+///
+/// # Examples
+///
+/// ```ignore
+/// impl perf::Driver for SbiPmu {
+///     type Container = RiscvPmuContainer;
+///     // ...
+/// }
+/// ```
 #[repr(transparent)]
-pub(crate) struct PmuContainer(Opaque<bindings::riscv_pmu>);
+pub(crate) struct RiscvPmuContainer(Opaque<bindings::riscv_pmu>);
 
-impl PmuContainer {
-    /// A container for `pmu`, whose `ctr_get_width` reports the widths of
-    /// [`set_counter_widths`].
-    pub(crate) fn new(pmu: bindings::pmu) -> Self {
+// SAFETY: `pmu` is the first member of `struct riscv_pmu` (asserted below), the container is
+// transparent over it, and `new` initialises it with its argument; `ctr_get_width` is only read.
+unsafe impl PmuContainer for RiscvPmuContainer {
+    fn new(pmu: bindings::pmu) -> Self {
         Self(Opaque::new(bindings::riscv_pmu {
             pmu,
             ctr_get_width: Some(ctr_get_width_callback),
             ..Default::default()
         }))
     }
-
-    /// The `struct pmu` in the container at `this`.
-    ///
-    /// # Safety
-    ///
-    /// `this` must point to a valid container.
-    pub(crate) unsafe fn pmu(this: *const Self) -> *mut bindings::pmu {
-        // CAST: `Self` is transparent over `Opaque<riscv_pmu>`, itself transparent over `riscv_pmu`.
-        let rvpmu = this.cast_mut().cast::<bindings::riscv_pmu>();
-        // SAFETY: Guaranteed by the caller; no reference is created.
-        unsafe { addr_of_mut!((*rvpmu).pmu) }
-    }
-
-    /// The container of a `struct pmu`.
-    ///
-    /// # Safety
-    ///
-    /// `pmu` must be the `pmu` of a [`PmuContainer`].
-    pub(crate) unsafe fn from_pmu(pmu: *mut bindings::pmu) -> *const Self {
-        // SAFETY: Guaranteed by the caller: stepping back to the start of the `riscv_pmu` stays in
-        // the same object.
-        let rvpmu = unsafe { kernel::container_of!(pmu, bindings::riscv_pmu, pmu) };
-        // CAST: `Self` is transparent over the `riscv_pmu`.
-        rvpmu.cast::<Self>()
-    }
 }
+
+const _: () = assert!(core::mem::offset_of!(bindings::riscv_pmu, pmu) == 0);

@@ -8,6 +8,7 @@
 
 #include <linux/cpu_pm.h>
 #include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
 #include <linux/device.h>
 #include <linux/errno.h>
 #include <linux/interrupt.h>
@@ -16,12 +17,16 @@
 #include <linux/of.h>
 #include <linux/percpu.h>
 #include <linux/perf_event.h>
+#include <linux/seq_file.h>
+#include <linux/smp.h>
 #include <linux/perf/riscv_pmu.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
 
+#include <asm/cpufeature.h>
 #include <asm/csr.h>
+#include <asm/delay.h>
 #include <asm/sbi.h>
 
 #include "helpers.h"

@@ -5,7 +5,7 @@
 //! C header: [`include/linux/cpu_pm.h`](srctree/include/linux/cpu_pm.h)
 
 use super::bindings;
-use super::percpu::LocalCpu;
+use super::percpu::LocalInterruptDisabled;
 use kernel::{
     error::to_result,
     ffi::{c_int, c_ulong, c_void},
@@ -15,13 +15,24 @@ use kernel::{
 };
 
 /// What to do when a CPU enters and leaves a low-power state.
+///
+/// # Examples
+///
+/// ```ignore
+/// struct Counters;
+///
+/// impl CpuPmNotify for Counters {
+///     fn enter(&self, _irq: &LocalInterruptDisabled) { /* save the counters */ }
+///     fn exit(&self, _irq: &LocalInterruptDisabled) { /* restore them */ }
+/// }
+/// ```
 pub(crate) trait CpuPmNotify: Send + Sync + 'static {
     /// The CPU is about to enter a low-power state in which its state may be lost
     /// (`CPU_PM_ENTER`). Runs on that CPU with interrupts disabled.
-    fn enter(&self, cpu: &LocalCpu<'_>);
+    fn enter(&self, irq: &LocalInterruptDisabled);
 
     /// The CPU is back (`CPU_PM_EXIT`), or did not go (`CPU_PM_ENTER_FAILED`).
-    fn exit(&self, cpu: &LocalCpu<'_>);
+    fn exit(&self, irq: &LocalInterruptDisabled);
 }
 
 /// A registered CPU PM notifier; unregistered on drop.
@@ -30,6 +41,12 @@ pub(crate) trait CpuPmNotify: Send + Sync + 'static {
 ///
 /// `nb` is registered with `cpu_pm_register_notifier()` from the end of initialisation until
 /// drop, with [`Registration::notifier_callback`] as its function.
+///
+/// # Examples
+///
+/// ```ignore
+/// let notifier = KBox::pin_init(cpu_pm::Registration::new(Counters), GFP_KERNEL)?;
+/// ```
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: CpuPmNotify> {
     notify: T,
@@ -85,11 +102,11 @@ impl<T: CpuPmNotify> Registration<T> {
         let registration = unsafe { &*kernel::container_of!(nb, Self, nb) };
         // SAFETY: `cpu_pm_enter()` and `cpu_pm_exit()` must be called with interrupts disabled
         // (cpu_pm.h), and run the notifiers on the calling CPU.
-        let cpu = unsafe { LocalCpu::new() };
+        let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
         match bindings::cpu_pm_event::try_from(action) {
-            Ok(bindings::cpu_pm_event_CPU_PM_ENTER) => registration.notify.enter(&cpu),
+            Ok(bindings::cpu_pm_event_CPU_PM_ENTER) => registration.notify.enter(irq),
             Ok(bindings::cpu_pm_event_CPU_PM_EXIT | bindings::cpu_pm_event_CPU_PM_ENTER_FAILED) => {
-                registration.notify.exit(&cpu)
+                registration.notify.exit(irq)
             }
             _ => {}
         }

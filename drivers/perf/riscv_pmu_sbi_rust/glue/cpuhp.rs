@@ -5,13 +5,13 @@
 //!
 //! C header: [`include/linux/cpuhotplug.h`](srctree/include/linux/cpuhotplug.h)
 //!
-//! The state is `CPUHP_AP_PERF_RISCV_STARTING`, the one the C driver uses: its callbacks run on a
-//! starting CPU with interrupts disabled, before perf can schedule events on it, and on a dying CPU
-//! with interrupts disabled, after perf moved its events away. Only one driver can hold it, so the
-//! C driver must not be running.
+//! The state is one of the "starting" section ([`StartingState`], before `CPUHP_AP_ONLINE`): its
+//! callbacks run on a starting CPU with interrupts disabled, before perf can schedule events on it,
+//! and on a dying CPU with interrupts disabled, after perf moved its events away. A fixed state can
+//! have one owner only.
 
 use super::bindings;
-use super::percpu::LocalCpu;
+use super::percpu::LocalInterruptDisabled;
 use core::{marker::PhantomData, ptr::addr_of};
 use kernel::{
     error::{from_result, to_result},
@@ -21,18 +21,68 @@ use kernel::{
     types::Opaque,
 };
 
+/// A hotplug state of the "starting" section, whose callbacks run on the CPU concerned with
+/// interrupts disabled (`cpuhotplug.h`).
+///
+/// # Invariants
+///
+/// The value is a `cpuhp_state` between `CPUHP_AP_OFFLINE` and `CPUHP_AP_ONLINE`.
+///
+/// # Examples
+///
+/// ```ignore
+/// const PERF_STARTING: StartingState =
+///     StartingState::new(bindings::cpuhp_state_CPUHP_AP_PERF_RISCV_STARTING);
+/// ```
+#[derive(Clone, Copy)]
+pub(crate) struct StartingState(c_int);
+
+impl StartingState {
+    /// The state `state`; a state outside the starting section fails the build.
+    pub(crate) const fn new(state: bindings::cpuhp_state) -> Self {
+        if state <= bindings::cpuhp_state_CPUHP_AP_OFFLINE
+            || state >= bindings::cpuhp_state_CPUHP_AP_ONLINE
+        {
+            panic!("not a hotplug state of the starting section");
+        }
+        // CAST: Hotplug states are small enum values.
+        // INVARIANT: Checked above.
+        Self(state as c_int)
+    }
+}
+
 /// What to do on a starting and on a dying CPU.
+///
+/// # Examples
+///
+/// ```ignore
+/// struct Counters;
+///
+/// impl CpuStarting for Counters {
+///     const STATE: StartingState = arch::PERF_STARTING;
+///     const NAME: &'static CStr = c_str!("perf/riscv/pmu_sbi_rust:starting");
+///
+///     fn starting(&self, _irq: &LocalInterruptDisabled) -> Result {
+///         Ok(())
+///     }
+///
+///     fn dying(&self, _irq: &LocalInterruptDisabled) {}
+/// }
+/// ```
 pub(crate) trait CpuStarting: Send + Sync + 'static {
+    /// The hotplug state the callbacks are registered at.
+    const STATE: StartingState;
+
     /// The name of the hotplug state, shown in `/sys/devices/system/cpu/hotplug/states`.
     const NAME: &'static CStr;
 
     /// Runs on `cpu`, with interrupts disabled, when the state is set up (for every online CPU)
     /// and whenever the CPU starts later. It must not sleep.
-    fn starting(&self, cpu: &LocalCpu<'_>) -> Result;
+    fn starting(&self, irq: &LocalInterruptDisabled) -> Result;
 
     /// Runs on `cpu`, with interrupts disabled, when the registration goes (for every online CPU)
     /// and whenever the CPU stops. It must not sleep and cannot fail.
-    fn dying(&self, cpu: &LocalCpu<'_>);
+    fn dying(&self, irq: &LocalInterruptDisabled);
 }
 
 /// The multi-instance CPU hotplug state, removed on drop.
@@ -44,17 +94,18 @@ struct State(c_int);
 
 impl State {
     fn new<T: CpuStarting>() -> Result<Self> {
-        // SAFETY: The name is a static string and the callback matches the C prototype.
+        // SAFETY: The name is a static string and the callbacks match the C prototype.
         let state = unsafe {
-            bindings::rpmu_cpuhp_setup_starting_state(
+            bindings::rpmu_cpuhp_setup_state_multi(
+                T::STATE.0,
                 T::NAME.as_char_ptr(),
                 Some(Adapter::<T>::starting_callback),
                 Some(Adapter::<T>::dying_callback),
             )
         };
         to_result(state)?;
-        // INVARIANT: A non-negative return value is the state that was set up.
-        Ok(Self(state))
+        // INVARIANT: A fixed state returns 0 when it was set up.
+        Ok(Self(T::STATE.0))
     }
 }
 
@@ -74,6 +125,12 @@ impl Drop for State {
 /// # Invariants
 ///
 /// `node` is an instance of `state`, added by the initialiser and removed on drop.
+///
+/// # Examples
+///
+/// ```ignore
+/// let starting = KBox::pin_init(cpuhp::Registration::new(Counters), GFP_KERNEL)?;
+/// ```
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: CpuStarting> {
     data: T,
@@ -166,10 +223,11 @@ impl<T: CpuStarting> Adapter<T> {
             // node is added and outlives it (see `PinnedDrop`). Only that field is referenced, as
             // the node itself may still be under initialisation.
             let data = unsafe { &*addr_of!((*registration).data) };
-            // SAFETY: The callbacks of a state before CPUHP_AP_ONLINE run on the CPU concerned with
-            // interrupts disabled (cpuhotplug.h).
-            let cpu = unsafe { LocalCpu::new() };
-            data.starting(&cpu)?;
+            // SAFETY: The callbacks of a state before CPUHP_AP_ONLINE (`T::STATE`, by the
+            // invariant of `StartingState`) run on the CPU concerned with interrupts disabled
+            // (cpuhotplug.h).
+            let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
+            data.starting(irq)?;
             Ok(0)
         })
     }
@@ -187,8 +245,8 @@ impl<T: CpuStarting> Adapter<T> {
         // `PinnedDrop`); only that field is referenced, as in `starting_callback`.
         let data = unsafe { &*addr_of!((*registration).data) };
         // SAFETY: As in `starting_callback`.
-        let cpu = unsafe { LocalCpu::new() };
-        data.dying(&cpu);
+        let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
+        data.dying(irq);
         0
     }
 }

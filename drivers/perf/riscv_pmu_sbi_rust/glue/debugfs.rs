@@ -13,6 +13,21 @@ use kernel::{
 };
 
 /// What the files of a debugfs directory show.
+///
+/// # Examples
+///
+/// ```ignore
+/// struct Stats;
+///
+/// impl Show for Stats {
+///     const FILES: &'static [&'static CStr] = &[c_str!("calls")];
+///
+///     fn show(&self, _file: usize, out: &mut SeqFile<'_>) -> Result {
+///         let _ = writeln!(out, "0");
+///         Ok(())
+///     }
+/// }
+/// ```
 pub(crate) trait Show: Send + Sync + 'static {
     /// The names of the files, in the order of the `file` index of [`Show::show`].
     const FILES: &'static [&'static CStr];
@@ -26,16 +41,28 @@ pub(crate) trait Show: Send + Sync + 'static {
 /// # Invariants
 ///
 /// `m` is the `seq_file` of a running `show` callback.
+///
+/// # Examples
+///
+/// ```ignore
+/// writeln!(out, "cpu calls")?;
+/// ```
 pub(crate) struct SeqFile<'a> {
     m: *mut bindings::seq_file,
     _p: PhantomData<&'a mut bindings::seq_file>,
 }
 
-impl SeqFile<'_> {
-    /// Appends `s` (`seq_puts()`).
-    pub(crate) fn puts(&mut self, s: &CStr) {
-        // SAFETY: By the type invariant `m` is valid; `s` is a NUL-terminated string.
-        unsafe { bindings::rpmu_seq_puts(self.m, s.as_char_ptr()) };
+/// Formatted output appended to the file (`seq_write()`). A full buffer is an error; seq_file notices
+/// it too and reads again with a larger buffer, so `show` should still return `Ok`.
+impl core::fmt::Write for SeqFile<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        // SAFETY: By the type invariant `m` is valid; `s` is valid for `s.len()` bytes.
+        let ret = unsafe { bindings::seq_write(self.m, s.as_ptr().cast(), s.len()) };
+        if ret == 0 {
+            Ok(())
+        } else {
+            Err(core::fmt::Error)
+        }
     }
 }
 
@@ -46,6 +73,12 @@ impl SeqFile<'_> {
 /// `dir` was returned by `rpmu_debugfs_create()` for `files`, whose entries' `data` point to
 /// `data`; both are on the heap and never resized, so their addresses do not change, and `dir` is
 /// removed before they are freed.
+///
+/// # Examples
+///
+/// ```ignore
+/// let stats = debugfs::Registration::new(c_str!("riscv_pmu_sbi_rust"), Stats)?;
+/// ```
 pub(crate) struct Registration<T: Show> {
     dir: *mut bindings::dentry,
     files: KVec<bindings::rpmu_debugfs_file>,
@@ -113,7 +146,7 @@ impl<T: Show> Drop for Registration<T> {
     fn drop(&mut self) {
         // SAFETY: By the type invariant `dir` came from `rpmu_debugfs_create()`. debugfs_remove()
         // waits for running callbacks, so `data` is unused once it returns.
-        unsafe { bindings::rpmu_debugfs_remove(self.dir) };
+        unsafe { bindings::debugfs_remove(self.dir) };
         // The callback data is freed after the directory is gone.
         let _ = (&self.files, &self.data);
     }

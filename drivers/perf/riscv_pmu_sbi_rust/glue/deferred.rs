@@ -18,6 +18,20 @@ use core::{
 use kernel::{init::pin_init_from_closure, prelude::*, types::Opaque};
 
 /// Work to run once, in process context, on a CPU of the system workqueue's choosing.
+///
+/// # Examples
+///
+/// ```ignore
+/// struct Probe;
+///
+/// impl Job for Probe {
+///     type Output = u64;
+///
+///     fn run(&self) -> u64 {
+///         42
+///     }
+/// }
+/// ```
 pub(crate) trait Job: Send + Sync + 'static {
     /// What the job computes.
     type Output: Send + Sync;
@@ -32,6 +46,14 @@ pub(crate) trait Job: Send + Sync + 'static {
 ///
 /// `work` is initialised with [`Deferred::work_fn`] and was queued once. `output` is written only by
 /// that call, before `done` is set (release); it is read only after `done` was seen set (acquire).
+///
+/// # Examples
+///
+/// ```ignore
+/// let probe = KBox::pin_init(Deferred::new(Probe), GFP_KERNEL)?;
+/// // Later, where the result is first needed:
+/// let found = probe.wait().copied().unwrap_or(0);
+/// ```
 #[pin_data(PinnedDrop)]
 pub(crate) struct Deferred<T: Job> {
     job: T,

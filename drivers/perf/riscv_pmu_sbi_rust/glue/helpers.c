@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * C helpers of the riscv_pmu_sbi_rust module: out-of-line copies of the static inline functions and macros that
+ * C helpers of the module's glue: out-of-line copies of the static inline functions and macros that
  * the Rust glue needs. They hold no logic of their own.
  */
 
@@ -9,7 +9,6 @@
 #include <linux/interrupt.h>
 #include <linux/irq.h>
 #include <linux/irqdomain.h>
-#include <linux/math64.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/smp.h>
@@ -24,23 +23,9 @@
 #include <linux/workqueue.h>
 #include <asm/io.h>
 
-#include <asm/cpufeature.h>
-#include <asm/delay.h>
 #include <asm/irq_regs.h>
-#include <asm/sbi.h>
-#include <asm/timex.h>
 
 #include "helpers.h"
-
-unsigned long rpmu_sbi_spec_version(void)
-{
-	return sbi_spec_version;
-}
-
-bool rpmu_has_sscofpmf(void)
-{
-	return riscv_isa_extension_available(NULL, SSCOFPMF);
-}
 
 bool rpmu_platform_device_bound(const char *name)
 {
@@ -70,14 +55,14 @@ void rpmu_preempt_enable(void)
 	preempt_enable();
 }
 
-void __percpu *rpmu_alloc_percpu(size_t size, size_t align)
-{
-	return __alloc_percpu(size, align);
-}
-
 void *rpmu_per_cpu_ptr(void __percpu *ptr, unsigned int cpu)
 {
 	return per_cpu_ptr(ptr, cpu);
+}
+
+void __percpu *rpmu_alloc_percpu(size_t size, size_t align)
+{
+	return __alloc_percpu(size, align);
 }
 
 unsigned int rpmu_nr_cpu_ids(void)
@@ -100,14 +85,11 @@ bool rpmu_event_has_branch_stack(struct perf_event *event)
 	return has_branch_stack(event);
 }
 
-int rpmu_cpuhp_setup_starting_state(const char *name,
-				    int (*startup)(unsigned int cpu, struct hlist_node *node),
-				    int (*teardown)(unsigned int cpu, struct hlist_node *node))
+int rpmu_cpuhp_setup_state_multi(int state, const char *name,
+				 int (*startup)(unsigned int cpu, struct hlist_node *node),
+				 int (*teardown)(unsigned int cpu, struct hlist_node *node))
 {
-	int ret;
-
-	ret = cpuhp_setup_state_multi(CPUHP_AP_PERF_RISCV_STARTING, name, startup, teardown);
-	return ret < 0 ? ret : CPUHP_AP_PERF_RISCV_STARTING;
+	return cpuhp_setup_state_multi(state, name, startup, teardown);
 }
 
 int rpmu_cpuhp_state_add_instance(int state, struct hlist_node *node)
@@ -155,21 +137,6 @@ struct dentry *rpmu_debugfs_create(const char *dir, struct rpmu_debugfs_file *fi
 	return d;
 }
 
-void rpmu_debugfs_remove(struct dentry *dir)
-{
-	debugfs_remove(dir);
-}
-
-void rpmu_seq_puts(struct seq_file *m, const char *s)
-{
-	seq_puts(m, s);
-}
-
-int rpmu_call_on_cpu(unsigned int cpu, void (*func)(void *info), void *info)
-{
-	return smp_call_function_single(cpu, func, info, 1);
-}
-
 void rpmu_on_each_cpu(void (*func)(void *info), void *info)
 {
 	on_each_cpu(func, info, 1);
@@ -187,27 +154,15 @@ bool rpmu_schedule_work(struct work_struct *work)
 
 /* What the per-CPU cookie of a per-CPU interrupt holds on every CPU. */
 struct rpmu_percpu_irq {
-	bool (*handler)(void *data);
+	irqreturn_t (*handler)(void *data);
 	void *data;
 };
-
-/*
- * A tick of the time CSR in ns, with RPMU_TICK_SHIFT fractional bits. The handler's duration, which
- * perf core's sampling rate limit takes, is two reads of the time CSR apart: what sched_clock()
- * reads too, without its epoch and sequence count (about 110 instructions less per interrupt).
- */
-#define RPMU_TICK_SHIFT 10
-static u32 rpmu_ns_per_tick __read_mostly;
 
 static irqreturn_t rpmu_percpu_irq_handler(int irq, void *dev)
 {
 	struct rpmu_percpu_irq *pcpu = dev;
-	u64 start = get_cycles64();
 
-	if (!pcpu->handler(pcpu->data))
-		return IRQ_NONE;
-	perf_sample_event_took(mul_u64_u32_shr(get_cycles64() - start, rpmu_ns_per_tick, RPMU_TICK_SHIFT));
-	return IRQ_HANDLED;
+	return pcpu->handler(pcpu->data);
 }
 
 unsigned int rpmu_irq_create_mapping(struct fwnode_handle *fwnode, unsigned long hwirq)
@@ -217,15 +172,12 @@ unsigned int rpmu_irq_create_mapping(struct fwnode_handle *fwnode, unsigned long
 	return domain ? irq_create_mapping(domain, hwirq) : 0;
 }
 
-int rpmu_request_percpu_irq(unsigned int irq, const char *name, bool (*handler)(void *data), void *data,
+int rpmu_request_percpu_irq(unsigned int irq, const char *name, irqreturn_t (*handler)(void *data), void *data,
 			    void __percpu **cookie)
 {
 	struct rpmu_percpu_irq __percpu *pcpu;
 	int cpu, ret;
 
-	/* The timebase is set at boot (device tree or ACPI); below 239 Hz the multiplier saturates. */
-	rpmu_ns_per_tick = min_t(u64, div_u64((u64)NSEC_PER_SEC << RPMU_TICK_SHIFT, max(riscv_timebase, 1UL)),
-				 U32_MAX);
 	pcpu = alloc_percpu(struct rpmu_percpu_irq);
 	if (!pcpu)
 		return -ENOMEM;
@@ -248,11 +200,6 @@ void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie)
 	free_percpu(cookie);
 }
 
-void rpmu_enable_percpu_irq(unsigned int irq)
-{
-	enable_percpu_irq(irq, IRQ_TYPE_NONE);
-}
-
 void *rpmu_kzalloc(size_t size)
 {
 	return kzalloc(size, GFP_KERNEL);
@@ -268,20 +215,41 @@ u64 rpmu_virt_to_phys(void *ptr)
 	return virt_to_phys(ptr);
 }
 
+unsigned long rpmu_local_irq_save(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	return flags;
+}
+
+void rpmu_local_irq_restore(unsigned long flags)
+{
+	local_irq_restore(flags);
+}
+
+void rpmu_lockdep_assert_irqs_disabled(void)
+{
+	lockdep_assert_irqs_disabled();
+}
+
+unsigned int rpmu_smp_processor_id(void)
+{
+	return raw_smp_processor_id();
+}
+
 void rpmu_warn_once(const char *msg)
 {
-	WARN_ONCE(1, "riscv_pmu_sbi_rust: %s\n", msg);
+	WARN_ONCE(1, KBUILD_MODNAME ": %s\n", msg);
 }
 
 /*
- * The sample data of an overflow, one per CPU. On the stack the compiler would zero its 256 bytes on every
- * interrupt (CONFIG_INIT_STACK_ALL_ZERO), a memset of about 60 instructions more than finding this copy; perf
- * core needs none of that: perf_sample_data_init() sets the fields every sample has, and perf_prepare_sample()
- * those the event's sample_type asks for, which are all perf core reads but one. That one, `addr`, is read
- * without being asked for (by PERF_SAMPLE_PHYS_ADDR and PERF_SAMPLE_DATA_PAGE_SIZE, and by a BPF program's
- * context), and stays 0 here as on a zeroed stack: it is zeroed at load, and nothing writes it but
- * perf_sample_data_init() with a nonzero address (this driver passes 0) and perf_prepare_sample(), which
- * writes 0.
+ * The sample data of an overflow, one per CPU, so that the interrupt does not zero 256 bytes of stack
+ * (CONFIG_INIT_STACK_ALL_ZERO) on every sample: perf_sample_data_init() sets the fields every sample has, and
+ * perf_prepare_sample() those the event's sample_type asks for. The one field perf core may read unasked,
+ * `addr` (PERF_SAMPLE_PHYS_ADDR, PERF_SAMPLE_DATA_PAGE_SIZE, a BPF program's context), stays 0 as on a zeroed
+ * stack: it is zeroed at load, and only perf_sample_data_init() with a nonzero address (the callers pass 0) and
+ * perf_prepare_sample(), which writes 0, write it.
  */
 static DEFINE_PER_CPU(struct perf_sample_data, rpmu_sample_data);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * C helpers of the riscv_pmu_sbi_rust module.
+ * C helpers of the module's glue.
  *
  * Rust cannot call static inline functions or expand macros, so each one the glue needs is wrapped here in a
  * small out-of-line function. Every name starts with rpmu_ so the module-local bindgen rule can allowlist them.
@@ -8,17 +8,12 @@
 #ifndef RPMU_HELPERS_H
 #define RPMU_HELPERS_H
 
+#include <linux/interrupt.h>
 #include <linux/list.h>
 #include <linux/types.h>
 
 struct perf_event;
 struct device_node;
-
-/* The SBI specification version the kernel negotiated at boot (arch/riscv/kernel/sbi.c). */
-unsigned long rpmu_sbi_spec_version(void);
-
-/* Whether every hart has the Sscofpmf extension (counter overflow interrupt and mode filtering). */
-bool rpmu_has_sscofpmf(void);
 
 /* Whether a platform device of this name exists and has a driver bound to it. */
 bool rpmu_platform_device_bound(const char *name);
@@ -41,21 +36,19 @@ bool rpmu_event_is_sampling(struct perf_event *event);
 bool rpmu_event_has_branch_stack(struct perf_event *event);
 
 /*
- * The multi-instance CPU hotplug state of the RISC-V PMU (CPUHP_AP_PERF_RISCV_STARTING): its callbacks run on
- * the CPU concerned with interrupts disabled: early in its bring-up, before perf can schedule events there, and
- * at registration on each CPU already online, from that CPU's hotplug thread.
- * cpuhp_setup_state_multi() and the instance functions are inline wrappers that cast the callbacks. Returns the
- * state, or a negative errno (-EBUSY while the C driver holds it).
+ * A multi-instance CPU hotplug state: cpuhp_setup_state_multi() and the instance functions are inline wrappers
+ * that cast the callbacks. Returns 0 for a fixed state, the state for a dynamic one, or a negative errno
+ * (-EBUSY while another owner holds the state).
  */
-int rpmu_cpuhp_setup_starting_state(const char *name,
-				    int (*startup)(unsigned int cpu, struct hlist_node *node),
-				    int (*teardown)(unsigned int cpu, struct hlist_node *node));
+int rpmu_cpuhp_setup_state_multi(int state, const char *name,
+				 int (*startup)(unsigned int cpu, struct hlist_node *node),
+				 int (*teardown)(unsigned int cpu, struct hlist_node *node));
 int rpmu_cpuhp_state_add_instance(int state, struct hlist_node *node);
 int rpmu_cpuhp_state_remove_instance(int state, struct hlist_node *node);
 void rpmu_cpuhp_remove_multi_state(int state);
 
 /*
- * debugfs: a directory of read-only files whose contents the show callback writes with seq_puts().
+ * debugfs: a directory of read-only files whose contents the show callback writes with seq_write().
  * DEFINE_SHOW_ATTRIBUTE() and the file operations are macros and static structures. Returns the directory
  * (never NULL; an error pointer when debugfs is not available, which debugfs_remove() accepts).
  */
@@ -72,11 +65,6 @@ struct rpmu_debugfs_file {
 	unsigned int index;
 };
 struct dentry *rpmu_debugfs_create(const char *dir, struct rpmu_debugfs_file *files, unsigned int n);
-void rpmu_debugfs_remove(struct dentry *dir);
-void rpmu_seq_puts(struct seq_file *m, const char *s);
-
-/* Runs func(info) on cpu with interrupts disabled and waits for it; returns 0 or -ENXIO if cpu is offline. */
-int rpmu_call_on_cpu(unsigned int cpu, void (*func)(void *info), void *info);
 
 /* Runs func(info) on every online CPU with interrupts disabled and waits for all of them. Process context only. */
 void rpmu_on_each_cpu(void (*func)(void *info), void *info);
@@ -89,22 +77,25 @@ bool rpmu_schedule_work(struct work_struct *work);
 /*
  * Per-CPU interrupts. irq_find_matching_fwnode(), irq_create_mapping() and request_percpu_irq() are inline.
  * rpmu_irq_create_mapping() maps hwirq of the interrupt domain of fwnode (0 if there is none).
- * rpmu_request_percpu_irq() requests irq with a handler that calls handler(data) on the interrupted CPU and, when
- * it returns true, reports the time it took to perf core (perf_sample_event_took()); it returns 0 and the per-CPU
- * cookie to free it with, or a negative errno.
+ * rpmu_request_percpu_irq() requests irq with a handler that returns handler(data), called on the interrupted
+ * CPU; it returns 0 and the per-CPU cookie to free it with, or a negative errno.
  */
 struct fwnode_handle;
 unsigned int rpmu_irq_create_mapping(struct fwnode_handle *fwnode, unsigned long hwirq);
-int rpmu_request_percpu_irq(unsigned int irq, const char *name, bool (*handler)(void *data), void *data,
+int rpmu_request_percpu_irq(unsigned int irq, const char *name, irqreturn_t (*handler)(void *data), void *data,
 			    void __percpu **cookie);
 void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie);
-/* enable_percpu_irq() for this CPU, with the type the interrupt controller configured. */
-void rpmu_enable_percpu_irq(unsigned int irq);
 
 /* Memory lent to firmware: kzalloc() is inline and virt_to_phys() a macro. */
 void *rpmu_kzalloc(size_t size);
 void rpmu_kfree(void *ptr);
 u64 rpmu_virt_to_phys(void *ptr);
+
+/* local_irq_save(), local_irq_restore(), lockdep_assert_irqs_disabled() and raw_smp_processor_id() are macros. */
+unsigned long rpmu_local_irq_save(void);
+void rpmu_local_irq_restore(unsigned long flags);
+void rpmu_lockdep_assert_irqs_disabled(void);
+unsigned int rpmu_smp_processor_id(void);
 
 /* WARN_ONCE() is a macro. */
 void rpmu_warn_once(const char *msg);

@@ -5,15 +5,21 @@
 //!
 //! C headers: [`include/linux/interrupt.h`](srctree/include/linux/interrupt.h),
 //! [`include/linux/irqdomain.h`](srctree/include/linux/irqdomain.h)
+//!
+//! Shaped as the kernel crate's `kernel::irq` (`Handler::handle(&self) -> IrqReturn`, the handler
+//! pinned inside its registration), for an interrupt that is per CPU: the handler also gets the
+//! interrupted CPU's [`LocalInterruptDisabled`] token.
 
 use super::bindings;
-use super::percpu::{self, LocalCpu};
+use super::percpu::{self, LocalInterruptDisabled};
+use core::marker::PhantomPinned;
 use kernel::{
     c_str,
     error::to_result,
     ffi::{c_uint, c_void},
+    init::pin_init_from_closure,
     prelude::*,
-    sync::Arc,
+    types::Opaque,
 };
 
 /// A Linux interrupt number mapped from a hardware interrupt of an interrupt domain.
@@ -28,6 +34,12 @@ use kernel::{
 /// # Invariants
 ///
 /// `irq` is a mapping created by `irq_create_mapping()`; nothing disposes of it.
+///
+/// # Examples
+///
+/// ```ignore
+/// let mapping = IrqMapping::new(arch::intc_fwnode(), RV_IRQ_PMU)?;
+/// ```
 pub(crate) struct IrqMapping {
     irq: c_uint,
 }
@@ -46,90 +58,166 @@ impl IrqMapping {
     }
 }
 
-/// Context of an interrupt handler: it runs on the interrupted CPU with interrupts disabled.
-pub(crate) struct IrqContext<'a> {
-    cpu: LocalCpu<'a>,
+/// What a handler did with an interrupt (`irqreturn_t`).
+///
+/// # Examples
+///
+/// ```ignore
+/// if !overflowed {
+///     return IrqReturn::None;
+/// }
+/// IrqReturn::Handled
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum IrqReturn {
+    /// The interrupt was not this handler's (`IRQ_NONE`).
+    None,
+    /// The handler handled it (`IRQ_HANDLED`).
+    Handled,
 }
 
-impl<'a> IrqContext<'a> {
-    /// The CPU the handler runs on.
-    pub(crate) fn cpu(&self) -> &LocalCpu<'a> {
-        &self.cpu
+/// Proof that the code runs in a hard interrupt handler, on the interrupted CPU with interrupts
+/// disabled, where `get_irq_regs()` gives the interrupted registers.
+///
+/// # Invariants
+///
+/// Made only by the glue's interrupt handler callbacks, for the duration of the handler.
+///
+/// # Examples
+///
+/// ```ignore
+/// fn handle(&self, ctx: &InterruptContext<'_>) -> IrqReturn {
+///     let irq: &LocalInterruptDisabled = ctx;
+///     self.cpus.with_local(irq, |state| state.overflows += 1);
+///     IrqReturn::Handled
+/// }
+/// ```
+pub(crate) struct InterruptContext<'a> {
+    irq: &'a LocalInterruptDisabled,
+}
+
+impl core::ops::Deref for InterruptContext<'_> {
+    type Target = LocalInterruptDisabled;
+
+    fn deref(&self) -> &LocalInterruptDisabled {
+        self.irq
     }
 }
 
 /// A handler of a per-CPU interrupt.
-pub(crate) trait PercpuHandler: Send + Sync + 'static {
-    /// Handles the interrupt on the interrupted CPU, in hard interrupt context; returns whether it
-    /// was this handler's (`IRQ_HANDLED`). perf core is told how long it took.
-    fn handle(&self, ctx: &IrqContext<'_>) -> bool;
+///
+/// # Examples
+///
+/// ```ignore
+/// struct Overflow;
+///
+/// impl Handler for Overflow {
+///     fn handle(&self, _ctx: &InterruptContext<'_>) -> IrqReturn {
+///         IrqReturn::Handled
+///     }
+/// }
+/// ```
+pub(crate) trait Handler: Sync {
+    /// Handles the interrupt on the interrupted CPU, in hard interrupt context.
+    fn handle(&self, ctx: &InterruptContext<'_>) -> IrqReturn;
 }
 
-/// A requested per-CPU interrupt, enabled on each CPU by [`PercpuIrq::enable_local`].
+/// A requested per-CPU interrupt and its handler, enabled on each CPU by
+/// [`PercpuIrq::enable_local`].
 ///
 /// Dropping it disables it on every online CPU (and waits for that, which also waits for running
-/// handlers, as each CPU runs the disabling with interrupts disabled), then frees it. It cannot
-/// still be enabled on some CPU then (one that went offline with it enabled) while the owner
-/// disables it on each CPU that goes offline, as the CPU hotplug state's teardown does. If it
-/// were, freeing would fail and leave the interrupt's action installed, so the handler is leaked
-/// rather than freed under it, with a warning: the action still names this module's code, which
-/// must then not go away.
+/// handlers, as each CPU runs the disabling with interrupts disabled), then frees it, and only
+/// then drops the handler. The owner disables it on each CPU that goes offline (the CPU hotplug
+/// state's teardown does), so none can have it enabled at that point; one that did is a bug the
+/// drop reports with a warning, and the interrupt then stays requested.
 ///
 /// # Invariants
 ///
-/// `irq` is the interrupt of `mapping`, requested with `cookie`, whose per-CPU copies point to
-/// `*handler`, until drop.
-pub(crate) struct PercpuIrq<H: PercpuHandler> {
-    handler: Option<Arc<H>>,
+/// From the end of initialisation until drop, `irq` is the interrupt of an [`IrqMapping`],
+/// requested with `cookie`, whose per-CPU copies point to `handler`.
+///
+/// # Examples
+///
+/// ```ignore
+/// let irq = KBox::pin_init(
+///     PercpuIrq::request(mapping, c_str!("riscv-pmu"), Overflow),
+///     GFP_KERNEL,
+/// )?;
+/// ```
+#[pin_data(PinnedDrop)]
+pub(crate) struct PercpuIrq<H: Handler> {
+    handler: H,
     irq: c_uint,
-    cookie: *mut c_void,
+    cookie: Opaque<*mut c_void>,
+    #[pin]
+    _pin: PhantomPinned,
 }
 
-// SAFETY: The cookie is only passed back to the kernel; the handler is `Send + Sync`.
-unsafe impl<H: PercpuHandler> Send for PercpuIrq<H> {}
+// SAFETY: The cookie is only passed back to the kernel; the handler is `Sync`, and the interrupt is
+// not tied to the thread that requested it.
+unsafe impl<H: Handler + Send> Send for PercpuIrq<H> {}
 
-// SAFETY: Shared references only enable and disable the interrupt on the caller's CPU.
-unsafe impl<H: PercpuHandler> Sync for PercpuIrq<H> {}
+// SAFETY: Shared references only enable and disable the interrupt on the caller's CPU; the handler
+// is `Sync`.
+unsafe impl<H: Handler> Sync for PercpuIrq<H> {}
 
-impl<H: PercpuHandler> PercpuIrq<H> {
+impl<H: Handler> PercpuIrq<H> {
     /// Requests `mapping` as a per-CPU interrupt named `name`, handled by `handler`, disabled on
     /// every CPU.
     pub(crate) fn request(
         mapping: IrqMapping,
         name: &'static CStr,
-        handler: Arc<H>,
-    ) -> Result<Self> {
-        let data: *const H = &*handler;
-        let data = data.cast_mut().cast::<c_void>();
-        let mut cookie = core::ptr::null_mut();
-        // SAFETY: The name is a static string. `data` points to the handler, which the `Arc` held
-        // in `Self` keeps alive until the interrupt is freed (or forever, see `Drop`).
-        to_result(unsafe {
-            bindings::rpmu_request_percpu_irq(
-                mapping.irq,
-                name.as_char_ptr(),
-                Some(Self::handler_callback),
-                data,
-                &mut cookie,
-            )
-        })?;
-        // INVARIANT: The interrupt was requested with `cookie` pointing to the handler.
-        Ok(Self {
-            handler: Some(handler),
-            irq: mapping.irq,
-            cookie,
-        })
+        handler: H,
+    ) -> impl PinInit<Self, Error> {
+        let init = move |slot: *mut Self| {
+            // SAFETY: `slot` is valid for writes; each field is written once, before the interrupt
+            // is requested, and does not move (pinned).
+            unsafe {
+                core::ptr::addr_of_mut!((*slot).handler).write(handler);
+                core::ptr::addr_of_mut!((*slot).irq).write(mapping.irq);
+                core::ptr::addr_of_mut!((*slot).cookie).write(Opaque::new(core::ptr::null_mut()));
+            }
+            // SAFETY: The fields were just written; no reference outlives this function.
+            let (data, cookie) = unsafe {
+                (
+                    core::ptr::addr_of!((*slot).handler)
+                        .cast_mut()
+                        .cast::<c_void>(),
+                    (*slot).cookie.get(),
+                )
+            };
+            // SAFETY: The name is a static string. `data` points to the pinned handler, which
+            // outlives the request (see `PinnedDrop`).
+            let ret = to_result(unsafe {
+                bindings::rpmu_request_percpu_irq(
+                    mapping.irq,
+                    name.as_char_ptr(),
+                    Some(Self::handler_callback),
+                    data,
+                    cookie,
+                )
+            });
+            if ret.is_err() {
+                // SAFETY: The handler was written above and the interrupt not requested.
+                unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*slot).handler)) };
+            }
+            // INVARIANT: On success the interrupt is requested with `cookie` pointing to `handler`.
+            ret
+        };
+        // SAFETY: On success every field is initialised; on failure the handler is dropped and
+        // nothing else needs dropping.
+        unsafe { pin_init_from_closure(init) }
     }
 
     /// Enables the interrupt on this CPU.
-    pub(crate) fn enable_local(&self, _cpu: &LocalCpu<'_>) {
+    pub(crate) fn enable_local(&self, _irq: &LocalInterruptDisabled) {
         // SAFETY: By the type invariant the interrupt is requested; the token proves the call runs
         // on one CPU, the one it enables.
-        unsafe { bindings::rpmu_enable_percpu_irq(self.irq) };
+        unsafe { bindings::enable_percpu_irq(self.irq, bindings::IRQ_TYPE_NONE) };
     }
 
     /// Disables the interrupt on this CPU.
-    pub(crate) fn disable_local(&self, _cpu: &LocalCpu<'_>) {
+    pub(crate) fn disable_local(&self, _irq: &LocalInterruptDisabled) {
         // SAFETY: As in `enable_local`.
         unsafe { bindings::disable_percpu_irq(self.irq) };
     }
@@ -138,19 +226,22 @@ impl<H: PercpuHandler> PercpuIrq<H> {
     ///
     /// `data` must be the handler pointer a `PercpuIrq<H>` requested the interrupt with, and the
     /// call the interrupt's handler on the interrupted CPU.
-    unsafe extern "C" fn handler_callback(data: *mut c_void) -> bool {
+    unsafe extern "C" fn handler_callback(data: *mut c_void) -> bindings::irqreturn_t {
         // SAFETY: Guaranteed by the caller: the handler lives while the interrupt is requested.
         let handler = unsafe { &*data.cast_const().cast::<H>() };
-        let ctx = IrqContext {
-            // SAFETY: A hard interrupt handler runs with interrupts disabled until it returns.
-            cpu: unsafe { LocalCpu::new() },
-        };
-        handler.handle(&ctx)
+        // SAFETY: A hard interrupt handler runs with interrupts disabled until it returns.
+        let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
+        // INVARIANT: This is the interrupt's handler.
+        match handler.handle(&InterruptContext { irq }) {
+            IrqReturn::None => bindings::irqreturn_IRQ_NONE,
+            IrqReturn::Handled => bindings::irqreturn_IRQ_HANDLED,
+        }
     }
 }
 
-impl<H: PercpuHandler> Drop for PercpuIrq<H> {
-    fn drop(&mut self) {
+#[pinned_drop]
+impl<H: Handler> PinnedDrop for PercpuIrq<H> {
+    fn drop(self: Pin<&mut Self>) {
         let irq = self.irq;
         // Each CPU disables the interrupt from a cross-CPU call, with interrupts disabled, so once
         // this returns no handler runs on an online CPU and none starts.
@@ -161,14 +252,13 @@ impl<H: PercpuHandler> Drop for PercpuIrq<H> {
         // SAFETY: FFI call with a requested interrupt.
         if unsafe { bindings::irq_percpu_is_enabled(irq) } {
             percpu::warn_once(c_str!(
-                "per-CPU interrupt still enabled on an offline CPU; its handler is leaked"
+                "per-CPU interrupt still enabled on an offline CPU at free; it stays requested"
             ));
-            core::mem::forget(self.handler.take());
             return;
         }
         // SAFETY: By the type invariant the interrupt is requested with `cookie`. It is disabled on
         // every CPU, so `free_percpu_irq()` frees it (it does not wait for handlers; see above for
-        // why none runs), and the handler is only dropped afterwards.
-        unsafe { bindings::rpmu_free_percpu_irq(irq, self.cookie) };
+        // why none runs), and the handler is only dropped after this.
+        unsafe { bindings::rpmu_free_percpu_irq(irq, *self.cookie.get()) };
     }
 }

@@ -19,6 +19,14 @@ use kernel::{ffi::c_int, prelude::*};
 ///
 /// `node` points to a valid `struct device_node` on which this object holds one reference, dropped
 /// with `of_node_put()` (a no-op without `CONFIG_OF_DYNAMIC`, where nodes are never freed).
+///
+/// # Examples
+///
+/// ```ignore
+/// if let Some(node) = OfNode::find_compatible(c_str!("riscv,pmu")) {
+///     let cells = node.read_u32_array(c_str!("riscv,event-to-mhpmcounters"))?;
+/// }
+/// ```
 pub(crate) struct OfNode {
     node: NonNull<bindings::device_node>,
 }

@@ -1,12 +1,110 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Per-CPU data.
+//! Per-CPU data, CPU numbers, and the proof that interrupts are disabled on the local CPU.
 //!
-//! C header: [`include/linux/percpu.h`](srctree/include/linux/percpu.h)
+//! C headers: [`include/linux/percpu.h`](srctree/include/linux/percpu.h),
+//! [`include/linux/cpumask.h`](srctree/include/linux/cpumask.h),
+//! [`include/linux/irqflags.h`](srctree/include/linux/irqflags.h)
+//!
+//! The shapes follow the kernel crate's newer abstractions: [`CpuId`] as `kernel::cpu::CpuId`,
+//! [`LocalInterruptDisabled`] as the token of `kernel::interrupt`, and [`PerCpu::get`] with
+//! [`CheckedPerCpuToken::with`] as the per-CPU series proposed for the kernel crate.
 
 use super::bindings;
 use core::{marker::PhantomData, mem, ptr::NonNull};
-use kernel::{c_str, ffi::c_void, prelude::*};
+use kernel::{
+    ffi::{c_int, c_void},
+    prelude::*,
+};
+
+/// Proof that interrupts are disabled on the local CPU for as long as a reference to it lives: no
+/// other code runs on this CPU meanwhile, except what the holder calls, and the holder stays on it.
+///
+/// Only shared references exist, made by [`LocalInterruptDisabled::assume_disabled`] in the glue's
+/// callbacks whose context guarantees it.
+///
+/// # Invariants
+///
+/// A reference exists only while interrupts are disabled on the CPU that made it.
+///
+/// # Examples
+///
+/// ```ignore
+/// fn handle(&self, irq: &LocalInterruptDisabled) -> IrqReturn {
+///     let cpu = CpuId::current(irq);
+///     self.states.get(irq).with(|state| state.count(cpu));
+///     IrqReturn::Handled
+/// }
+/// ```
+pub(crate) struct LocalInterruptDisabled(PhantomData<*mut ()>);
+
+impl LocalInterruptDisabled {
+    /// Returns the token of a context whose interrupts are disabled; lockdep checks it in kernels
+    /// that have it (`lockdep_assert_irqs_disabled()`).
+    ///
+    /// # Safety
+    ///
+    /// Interrupts must be disabled on the current CPU for the lifetime `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn assume_disabled<'a>() -> &'a Self {
+        #[cfg(CONFIG_PROVE_LOCKING)]
+        // SAFETY: FFI call without arguments; it only checks lockdep's view of this CPU.
+        unsafe {
+            bindings::rpmu_lockdep_assert_irqs_disabled()
+        };
+        // INVARIANT: Guaranteed by the caller.
+        // SAFETY: `Self` is a zero-sized type, for which a dangling, aligned pointer is valid.
+        unsafe { NonNull::dangling().as_ref() }
+    }
+}
+
+/// The number of a possible CPU (`cpu < nr_cpu_ids`).
+///
+/// # Invariants
+///
+/// The number is below `nr_cpu_ids`.
+///
+/// # Examples
+///
+/// ```ignore
+/// for_each_possible_cpu(|cpu: CpuId| pr_info!("CPU {}\n", cpu.as_u32()));
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct CpuId(u32);
+
+impl CpuId {
+    /// The number as the kernel's `unsigned int`.
+    pub(crate) fn as_u32(self) -> u32 {
+        self.0
+    }
+
+    /// The number as the kernel's `int`.
+    pub(crate) fn as_c_int(self) -> c_int {
+        // CAST: By the type invariant the number is below `nr_cpu_ids`, which fits an `int`.
+        self.0 as c_int
+    }
+
+    /// The CPU the caller runs on (`smp_processor_id()`); the token keeps it there.
+    #[inline(always)]
+    pub(crate) fn current(_irq: &LocalInterruptDisabled) -> Self {
+        // SAFETY: FFI call without arguments; interrupts are disabled, so the caller stays here.
+        // INVARIANT: A running CPU's number is below `nr_cpu_ids`.
+        Self(unsafe { bindings::rpmu_smp_processor_id() })
+    }
+}
+
+/// Calls `f` with every possible CPU.
+pub(crate) fn for_each_possible_cpu(mut f: impl FnMut(CpuId)) {
+    // SAFETY: FFI call without arguments.
+    let nr_cpu_ids = unsafe { bindings::rpmu_nr_cpu_ids() };
+    for cpu in 0..nr_cpu_ids {
+        // SAFETY: FFI call; any CPU number is accepted.
+        if unsafe { bindings::rpmu_cpu_possible(cpu) } {
+            // INVARIANT: `cpu` is below `nr_cpu_ids`.
+            f(CpuId(cpu));
+        }
+    }
+}
 
 /// One `T` per possible CPU, each initialised by the constructor's closure.
 ///
@@ -14,34 +112,30 @@ use kernel::{c_str, ffi::c_void, prelude::*};
 ///
 /// `ptr` is a per-CPU allocation from `__alloc_percpu()` that is large enough and aligned for a
 /// `T`; it holds a valid `T` for every possible CPU and is freed only on drop.
+///
+/// # Examples
+///
+/// ```ignore
+/// let hits = PerCpu::new(|_cpu| Cell::new(0u64))?;
+/// // In an interrupt handler, with its token:
+/// hits.get(irq).with(|hits| hits.set(hits.get() + 1));
+/// ```
 pub(crate) struct PerCpu<T> {
     ptr: NonNull<c_void>,
     _p: PhantomData<T>,
 }
 
-// SAFETY: Each copy of `T` is only used by code running on its own CPU (see `local`), and `T: Send`
+// SAFETY: Each copy of `T` is only used by code running on its own CPU (see `get`), and `T: Send`
 // allows that to be another thread than the one that allocated it.
 unsafe impl<T: Send> Send for PerCpu<T> {}
 
 // SAFETY: Shared references only give access to the copy of the CPU the caller runs on with
-// interrupts disabled (see `local`), so two CPUs never reach the same copy.
+// interrupts disabled (see `get`), so two CPUs never reach the same copy.
 unsafe impl<T: Send> Sync for PerCpu<T> {}
-
-/// Calls `f` with the number of every possible CPU.
-pub(crate) fn for_each_possible_cpu(mut f: impl FnMut(u32)) {
-    // SAFETY: FFI call without arguments.
-    let nr_cpu_ids = unsafe { bindings::rpmu_nr_cpu_ids() };
-    for cpu in 0..nr_cpu_ids {
-        // SAFETY: FFI call; any CPU number is accepted.
-        if unsafe { bindings::rpmu_cpu_possible(cpu) } {
-            f(cpu);
-        }
-    }
-}
 
 impl<T> PerCpu<T> {
     /// Allocates a `T` for every possible CPU, each the value `init` returns for that CPU.
-    pub(crate) fn new(init: impl Fn(u32) -> T) -> Result<Self> {
+    pub(crate) fn new(init: impl Fn(CpuId) -> T) -> Result<Self> {
         // The per-CPU allocator refuses zero-sized allocations.
         let size = mem::size_of::<T>().max(1);
         // SAFETY: FFI call with a valid size and a power-of-two alignment.
@@ -49,7 +143,7 @@ impl<T> PerCpu<T> {
         let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
         for_each_possible_cpu(|cpu| {
             // SAFETY: `ptr` is a live per-CPU allocation and `cpu` is a possible CPU.
-            let slot = unsafe { bindings::rpmu_per_cpu_ptr(ptr.as_ptr(), cpu) };
+            let slot = unsafe { bindings::rpmu_per_cpu_ptr(ptr.as_ptr(), cpu.as_u32()) };
             // SAFETY: Each CPU's copy is large enough and aligned for a `T` and not yet
             // initialised, so writing without dropping is right.
             unsafe { slot.cast::<T>().write(init(cpu)) };
@@ -61,47 +155,36 @@ impl<T> PerCpu<T> {
         })
     }
 
-    /// Returns the copy of the CPU the caller runs on.
-    ///
-    /// Only shared references are handed out: state that changes lives in cells (a `RefCell` for
-    /// state borrowed mutably, whose borrow flag refuses a second borrow, re-entrant or not).
+    /// The copy of the CPU the caller runs on, for as long as the token lives.
     #[inline(always)]
-    pub(crate) fn local<'a>(&'a self, cpu: &'a LocalCpu<'_>) -> &'a T {
-        // This CPU's copy of the live allocation (type invariant).
-        let ptr = super::arch::this_cpu_ptr(self.ptr.as_ptr(), cpu);
+    pub(crate) fn get<'a>(&'a self, irq: &'a LocalInterruptDisabled) -> CheckedPerCpuToken<'a, T> {
+        let ptr = super::arch::this_cpu_ptr(self.ptr.as_ptr(), irq);
         // The copy lives until `self` is dropped, which needs `&mut self`. Copies are only reached
         // from their own CPU (here, and in `with_cpu`, which runs on the target CPU), and `T: Send`
-        // lets whichever thread runs on the CPU use it. CAST: each copy is a valid, aligned `T`.
-        // SAFETY: The copy is valid and, as the token keeps the caller on this CPU with interrupts
-        // disabled, no other thread reaches it while the shared reference lives.
-        unsafe { &*ptr.cast::<T>() }
+        // lets whichever thread runs on the CPU use it. CAST: Each copy is a valid, aligned `T`.
+        // SAFETY: The token keeps the caller on this CPU with interrupts disabled, so no other
+        // thread reaches this CPU's valid copy while `'a` lasts.
+        CheckedPerCpuToken(unsafe { &*ptr.cast::<T>() })
     }
 }
 
-/// Proof that the code holding it runs on one CPU with interrupts disabled, for as long as the
-/// token lives: no other code runs on this CPU meanwhile, except what the holder calls.
+/// The local CPU's copy of a [`PerCpu`], lent for the life of a [`LocalInterruptDisabled`] token.
 ///
-/// # Invariants
+/// Only shared references are handed out: state that changes lives in cells (a `RefCell` for state
+/// borrowed mutably, whose borrow flag refuses a second borrow, re-entrant or not).
 ///
-/// A token exists only while interrupts are disabled on the CPU that created it.
-pub(crate) struct LocalCpu<'a> {
-    // Neither `Send` nor `Sync`: the token is only valid on its CPU.
-    _p: PhantomData<(&'a (), *mut ())>,
-}
+/// # Examples
+///
+/// ```ignore
+/// let count = hits.get(irq).with(|hits| hits.get());
+/// ```
+pub(crate) struct CheckedPerCpuToken<'a, T>(&'a T);
 
-impl LocalCpu<'_> {
-    /// Creates a token.
-    ///
-    /// # Safety
-    ///
-    /// Interrupts must be disabled on the current CPU for as long as the token lives.
+impl<'a, T> CheckedPerCpuToken<'a, T> {
+    /// Runs `f` with the copy.
     #[inline(always)]
-    pub(crate) unsafe fn new() -> Self {
-        if !super::arch::irqs_disabled() {
-            warn_once(c_str!("CPU token created with interrupts enabled"));
-        }
-        // INVARIANT: Guaranteed by the caller (and checked above).
-        Self { _p: PhantomData }
+    pub(crate) fn with<R>(self, f: impl FnOnce(&'a T) -> R) -> R {
+        f(self.0)
     }
 }
 
@@ -110,6 +193,17 @@ impl LocalCpu<'_> {
 pub(crate) fn warn_once(msg: &'static CStr) {
     // SAFETY: FFI call with a static NUL-terminated string.
     unsafe { bindings::rpmu_warn_once(msg.as_char_ptr()) };
+}
+
+/// Runs `f` with interrupts disabled on the local CPU (`local_irq_save()`), with their token.
+pub(crate) fn with_local_irq_disabled<R>(f: impl FnOnce(&LocalInterruptDisabled) -> R) -> R {
+    // SAFETY: FFI call without arguments; it is balanced below.
+    let flags = unsafe { bindings::rpmu_local_irq_save() };
+    // SAFETY: Interrupts are disabled until the restore below, after the token's last use.
+    let ret = f(unsafe { LocalInterruptDisabled::assume_disabled() });
+    // SAFETY: FFI call balancing the save above.
+    unsafe { bindings::rpmu_local_irq_restore(flags) };
+    ret
 }
 
 /// Runs `f` with preemption disabled, so that everything it does happens on one CPU.
@@ -133,9 +227,9 @@ impl<T: Send> PerCpu<T> {
     /// Runs `f` on `cpu` with that CPU's copy and a token, with interrupts disabled, and returns
     /// its result; `None` when the CPU is offline. It waits for the other CPU, so it must be called
     /// in process context.
-    pub(crate) fn with_cpu<R: Send, F: FnOnce(&T, &LocalCpu<'_>) -> R + Send>(
+    pub(crate) fn with_cpu<R: Send, F: FnOnce(&T, &LocalInterruptDisabled) -> R + Send>(
         &self,
-        cpu: u32,
+        cpu: CpuId,
         f: F,
     ) -> Option<R> {
         let mut call = CpuCall {
@@ -147,7 +241,12 @@ impl<T: Send> PerCpu<T> {
         // SAFETY: `info` points to `call`, which outlives the call since it waits (`wait` = 1)
         // for `trampoline` to finish.
         let ret = unsafe {
-            bindings::rpmu_call_on_cpu(cpu, Some(Self::trampoline::<F, R>), info.cast::<c_void>())
+            bindings::smp_call_function_single(
+                cpu.as_c_int(),
+                Some(Self::trampoline::<F, R>),
+                info.cast::<c_void>(),
+                1,
+            )
         };
         if ret != 0 {
             return None;
@@ -158,13 +257,15 @@ impl<T: Send> PerCpu<T> {
     /// # Safety
     ///
     /// `info` must point to a `CpuCall<'_, T, F, R>` that nothing else uses during the call.
-    unsafe extern "C" fn trampoline<F: FnOnce(&T, &LocalCpu<'_>) -> R, R>(info: *mut c_void) {
+    unsafe extern "C" fn trampoline<F: FnOnce(&T, &LocalInterruptDisabled) -> R, R>(
+        info: *mut c_void,
+    ) {
         // SAFETY: Guaranteed by the caller.
         let call = unsafe { &mut *info.cast::<CpuCall<'_, T, F, R>>() };
         // SAFETY: A cross-CPU call runs on its CPU with interrupts disabled until it returns.
-        let cpu = unsafe { LocalCpu::new() };
+        let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
         if let Some(f) = call.f.take() {
-            call.ret = Some(f(call.percpu.local(&cpu), &cpu));
+            call.ret = Some(call.percpu.get(irq).with(|copy| f(copy, irq)));
         }
     }
 }
@@ -174,7 +275,7 @@ impl<T> Drop for PerCpu<T> {
         for_each_possible_cpu(|cpu| {
             // SAFETY: By the type invariant `ptr` is a live per-CPU allocation and `cpu` is a
             // possible CPU.
-            let ptr = unsafe { bindings::rpmu_per_cpu_ptr(self.ptr.as_ptr(), cpu) };
+            let ptr = unsafe { bindings::rpmu_per_cpu_ptr(self.ptr.as_ptr(), cpu.as_u32()) };
             // CAST: By the type invariant each CPU's copy is a valid, aligned `T`.
             let ptr = ptr.cast::<T>();
             // SAFETY: The copy is valid and, as `self` is being dropped, unused: drop it once.
@@ -194,13 +295,12 @@ pub(crate) fn on_each_cpu<F: Fn() + Sync>(f: &F) {
     unsafe { bindings::rpmu_on_each_cpu(Some(call_fn::<F>), info.cast_mut().cast::<c_void>()) };
 }
 
-/// Calls the closure `info` points to; the cross-CPU call target of [`on_each_cpu`] and of its
-/// variants for a set of CPUs.
+/// Calls the closure `info` points to; the cross-CPU call target of [`on_each_cpu`].
 ///
 /// # Safety
 ///
 /// `info` must point to an `F` that lives until the call returns.
-pub(crate) unsafe extern "C" fn call_fn<F: Fn() + Sync>(info: *mut c_void) {
+unsafe extern "C" fn call_fn<F: Fn() + Sync>(info: *mut c_void) {
     // SAFETY: Guaranteed by the caller; the closure is only used through shared references.
     let f = unsafe { &*info.cast_const().cast::<F>() };
     f();

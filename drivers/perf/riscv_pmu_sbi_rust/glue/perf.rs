@@ -5,30 +5,38 @@
 //! C header: [`include/linux/perf_event.h`](srctree/include/linux/perf_event.h)
 //!
 //! A driver implements [`Driver`] and registers it with [`Registration`]. perf core then calls the
-//! driver through the `struct pmu` callbacks below, each of which wraps the `struct perf_event`
-//! it receives in a [`PerfEvent`], and lends the driver its state for the calling CPU.
+//! driver through the `struct pmu` callbacks below, each of which lends the driver its state for
+//! the calling CPU and the event.
+//!
+//! # Who may write an event
+//!
+//! A [`PerfEvent`] reference is read-only. Its hardware state is written through an [`EventMut`],
+//! which only the callbacks perf core serialises for the event get: `event_init` (through
+//! [`EventInit`]), and `add`, `del`, `start`, `stop` and `read`, which run on the event's CPU with
+//! interrupts disabled. Code that runs on that CPU with interrupts disabled outside them (an
+//! overflow interrupt, CPU PM notifiers) gets one for an event on a counter of the CPU from the
+//! CPU's [`EventTable`]. The mmap callbacks, which run on any CPU, get a [`MappedEvent`], which
+//! may only set and clear driver flags atomically; the group walk of `event_init` sees read-only
+//! members.
 //!
 //! # Per-CPU state
 //!
-//! A PMU keeps one [`CpuStates`]: for each CPU, the events on its counters (kept by the `add` and
-//! `del` callbacks) and the driver's state, which a callback borrows for its duration through
-//! [`CpuStates::with_local`]. Code outside perf's callbacks that runs on the CPU with interrupts
-//! disabled (an overflow interrupt, CPU PM notifiers, hotplug callbacks) borrows it the same way,
-//! for a scope. perf core may call back into the PMU from inside such code (an overflow report
-//! reads the group's other events), so the borrow must end before such a call: the borrow is
-//! scope-bound, and a second borrow of the same CPU's state is refused with a warning instead of
-//! creating a second `&mut`.
+//! A PMU keeps one [`CpuStates`]: for each CPU, the driver's state, which a callback borrows for
+//! its duration, and the CPU's [`EventTable`] beside it. perf core may call back into the PMU from
+//! inside code that holds the state (an overflow report reads the group's other events), so the
+//! borrow is scope-bound and must end before such a call; a second borrow of the same CPU's state
+//! is refused with a warning instead of creating a second `&mut`.
 
-use super::arch::{this_cpu_ptr, PmuContainer};
 use super::bindings;
-use super::irq::IrqContext;
-use super::percpu::{self, LocalCpu, PerCpu};
+use super::irq::InterruptContext;
+use super::percpu::{self, CpuId, LocalInterruptDisabled, PerCpu};
 use super::sysfs::AttributeGroups;
 use core::{
     cell::{Cell, RefCell},
     marker::PhantomData,
+    ops::Deref,
     ptr::{addr_of, addr_of_mut},
-    sync::atomic::{AtomicI64, Ordering},
+    sync::atomic::{AtomicI64, AtomicU32, Ordering},
 };
 use kernel::{
     c_str,
@@ -41,10 +49,18 @@ use kernel::{
 };
 
 /// The `flags` argument of the `add`, `del`, `start` and `stop` callbacks (`PERF_EF_*`).
+///
+/// # Examples
+///
+/// ```ignore
+/// if flags.contains(EventOpFlags::START) {
+///     self.start(cpu, event, flags);
+/// }
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct EventFlags(u32);
+pub(crate) struct EventOpFlags(u32);
 
-impl EventFlags {
+impl EventOpFlags {
     /// `add`: start the event right away.
     pub(crate) const START: Self = Self(bindings::PERF_EF_START);
     /// `start`: reload the counter from the saved count.
@@ -64,6 +80,12 @@ impl EventFlags {
 }
 
 /// PMU capabilities (`PERF_PMU_CAP_*`), checked by perf core before it calls the driver.
+///
+/// # Examples
+///
+/// ```ignore
+/// let caps = Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE);
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Capabilities(u32);
 
@@ -77,15 +99,29 @@ impl Capabilities {
     pub(crate) const NO_EXCLUDE: Self = Self(bindings::PERF_PMU_CAP_NO_EXCLUDE);
 }
 
-impl core::ops::BitOr for Capabilities {
-    type Output = Self;
-
-    fn bitor(self, other: Self) -> Self {
+impl Capabilities {
+    /// Both sets of capabilities.
+    pub(crate) const fn union(self, other: Self) -> Self {
         Self(self.0 | other.0)
     }
 }
 
-/// A perf event handed to a PMU callback.
+/// Generates the accessors of bits of the event's `attr`, each read in place with bindgen's raw
+/// bit-field reader (see [`PerfEvent::attr_ptr`]).
+macro_rules! attr_bits {
+    ($($(#[$doc:meta])* $name:ident = $raw:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub(crate) fn $name(&self) -> bool {
+                // SAFETY: `attr_ptr()` points into the valid event; the bit field's word is fixed
+                // once the event reaches a PMU (see `attr_ptr()`) and read in place.
+                unsafe { bindings::perf_event_attr::$raw(self.attr_ptr()) != 0 }
+            }
+        )*
+    };
+}
+
+/// A perf event handed to a PMU, read-only.
 ///
 /// Wraps the kernel's [`struct perf_event`].
 ///
@@ -93,14 +129,20 @@ impl core::ops::BitOr for Capabilities {
 ///
 /// The wrapped `struct perf_event` is valid while the reference exists: for the duration of a
 /// PMU callback of this event, or while the event is on a counter of the CPU whose interrupts-off
-/// section ([`LocalCpu`]) the reference is tied to (see [`CpuStates::event`]).
+/// section ([`LocalInterruptDisabled`]) the reference is tied to (see [`EventTable::get`]).
 ///
-/// Fields are read and written through raw pointers, never through Rust references, each with a
-/// single volatile access (`READ_ONCE()`/`WRITE_ONCE()`): perf core and the mmap callbacks
-/// (`event_idx`, `event_mapped`, `event_unmapped`, which run on any CPU) may access `hw.idx` and
-/// `hw.flags` while a callback on the event's CPU does, as in the C drivers; the other fields of
-/// `hw` a PMU driver owns are only written by the PMU's callbacks on the event's CPU with
-/// interrupts disabled, and by `event_init` before the event is visible to anyone else.
+/// Fields are read through raw pointers, never through Rust references, each with a single
+/// volatile access (`READ_ONCE()`): perf core and the mmap callbacks (which run on any CPU) may
+/// access `hw.idx` and `hw.flags` while a callback on the event's CPU writes them, as in the C
+/// drivers. Writes go through [`EventMut`] and [`MappedEvent`] only.
+///
+/// # Examples
+///
+/// ```ignore
+/// fn event_idx(&self, event: &PerfEvent) -> u32 {
+///     u32::try_from(event.hw().idx() + 1).unwrap_or(0)
+/// }
+/// ```
 ///
 /// [`struct perf_event`]: srctree/include/linux/perf_event.h
 #[repr(transparent)]
@@ -159,34 +201,17 @@ impl PerfEvent {
         unsafe { addr_of!((*self.attr_ptr()).__bindgen_anon_3.config1).read() }
     }
 
-    /// Whether the event must not count in user mode (`attr.exclude_user`).
-    pub(crate) fn exclude_user(&self) -> bool {
-        // SAFETY: As in `attr_type()`; the bit field's word is fixed and read in place.
-        unsafe { bindings::perf_event_attr::exclude_user_raw(self.attr_ptr()) != 0 }
-    }
-
-    /// Whether the event must not count in kernel mode (`attr.exclude_kernel`).
-    pub(crate) fn exclude_kernel(&self) -> bool {
-        // SAFETY: As in `exclude_user()`.
-        unsafe { bindings::perf_event_attr::exclude_kernel_raw(self.attr_ptr()) != 0 }
-    }
-
-    /// Whether the event must not count in hypervisor mode (`attr.exclude_hv`).
-    pub(crate) fn exclude_hv(&self) -> bool {
-        // SAFETY: As in `exclude_user()`.
-        unsafe { bindings::perf_event_attr::exclude_hv_raw(self.attr_ptr()) != 0 }
-    }
-
-    /// Whether the event must not count in the host (`attr.exclude_host`).
-    pub(crate) fn exclude_host(&self) -> bool {
-        // SAFETY: As in `exclude_user()`.
-        unsafe { bindings::perf_event_attr::exclude_host_raw(self.attr_ptr()) != 0 }
-    }
-
-    /// Whether the event must not count in guests (`attr.exclude_guest`).
-    pub(crate) fn exclude_guest(&self) -> bool {
-        // SAFETY: As in `exclude_user()`.
-        unsafe { bindings::perf_event_attr::exclude_guest_raw(self.attr_ptr()) != 0 }
+    attr_bits! {
+        /// Whether the event must not count in user mode (`attr.exclude_user`).
+        exclude_user = exclude_user_raw;
+        /// Whether the event must not count in kernel mode (`attr.exclude_kernel`).
+        exclude_kernel = exclude_kernel_raw;
+        /// Whether the event must not count in hypervisor mode (`attr.exclude_hv`).
+        exclude_hv = exclude_hv_raw;
+        /// Whether the event must not count in the host (`attr.exclude_host`).
+        exclude_host = exclude_host_raw;
+        /// Whether the event must not count in guests (`attr.exclude_guest`).
+        exclude_guest = exclude_guest_raw;
     }
 
     /// Whether the event samples on counter overflow (`is_sampling_event()`).
@@ -201,20 +226,20 @@ impl PerfEvent {
         unsafe { bindings::rpmu_event_has_branch_stack(self.as_raw()) }
     }
 
-    /// The hardware state of the event (`hw`), read and written in place.
-    pub(crate) fn hw(&self) -> HwPerfEvent<'_> {
-        HwPerfEvent { event: self }
+    /// The hardware state of the event (`hw`), read in place.
+    pub(crate) fn hw(&self) -> Hw<'_> {
+        Hw(self)
     }
 
     /// The CPU the event is active on (`oncpu`), if any.
-    fn oncpu(&self) -> Option<u32> {
+    fn oncpu(&self) -> Option<c_int> {
         // perf core writes `oncpu` on the event's CPU (`WRITE_ONCE()` when it schedules the event
         // in, a plain store of -1 when it schedules it out) and reads it on other CPUs with
         // `READ_ONCE()`, as this volatile read does.
         // SAFETY: By the type invariant the event is valid; `oncpu` is an aligned `int`, so the
         // read sees the old or the new value.
         let cpu = unsafe { addr_of!((*self.as_raw()).oncpu).read_volatile() };
-        u32::try_from(cpu).ok()
+        (cpu >= 0).then_some(cpu)
     }
 
     /// Runs `f` on the CPU the event is active on, with interrupts disabled there, while it is
@@ -224,7 +249,7 @@ impl PerfEvent {
         /// A call of `f` on its way to the event's CPU.
         struct Call<'a, F> {
             event: *mut bindings::perf_event,
-            cpu: u32,
+            cpu: c_int,
             f: &'a F,
         }
 
@@ -256,21 +281,9 @@ impl PerfEvent {
         // the event is valid for the whole mmap callback this runs in (type invariant), and
         // `F: Sync` lets the other CPU use `f`. An offline CPU (an error) runs no event.
         let _ = unsafe {
-            bindings::rpmu_call_on_cpu(cpu, Some(trampoline::<F>), info.cast_mut().cast::<c_void>())
+            let info = info.cast_mut().cast::<c_void>();
+            bindings::smp_call_function_single(cpu, Some(trampoline::<F>), info, 1)
         };
-    }
-
-    /// Adds `delta` to the event's count (`local64_add()`).
-    pub(crate) fn add_count(&self, delta: u64) {
-        // `count` is a `local64_t`: an aligned `s64` the kernel only accesses with single-copy-atomic
-        // operations (`local64_read()`, `local64_set()`, `local64_add()`, here `atomic64_add()`).
-        let event = self.as_raw();
-        // SAFETY: By the type invariant the event is valid; an atomic view of `count` for this one
-        // operation is sound, as above.
-        let count = unsafe { AtomicI64::from_ptr(addr_of_mut!((*event).count.a.a.counter)) };
-        // CAST: The count wraps as an `s64` does in C; the bits are kept.
-        // Relaxed, as `local64_add()`: perf core reads the count on this CPU or after an IPI to it.
-        count.fetch_add(delta as i64, Ordering::Relaxed);
     }
 
     /// Publishes the event's state to its user-space mapping (`perf_event_update_userpage()`).
@@ -281,16 +294,75 @@ impl PerfEvent {
     pub(crate) fn update_userpage(&self) {
         let event = self.as_raw();
         // `event->rb` changes under `event->mmap_mutex` (`ring_buffer_attach()`), not held here: a
-        // NULL read is what the function's own `rcu_dereference()` could have seen at the same moment,
-        // and it then returns at once too (`perf_mmap()` publishes a buffer it attaches itself).
+        // NULL read is what the function's own `rcu_dereference()` could have seen at the same
+        // moment, and it then returns at once too (`perf_mmap()` publishes a buffer it attaches
+        // itself).
         // SAFETY: By the type invariant the event is valid; the field is read once (`READ_ONCE()`)
         // and only compared with NULL, never dereferenced.
-        let rb = unsafe { core::ptr::read_volatile(core::ptr::addr_of!((*event).rb)) };
+        let rb = unsafe { core::ptr::read_volatile(addr_of!((*event).rb)) };
         if rb.is_null() {
             return;
         }
         // SAFETY: By the type invariant the event is valid.
         unsafe { bindings::perf_event_update_userpage(event) };
+    }
+}
+
+/// An event whose hardware state the holder may write: perf core serialises the holder with every
+/// other writer of it.
+///
+/// # Invariants
+///
+/// The holder runs in `event_init` of the event, or on the CPU the event is added to with
+/// interrupts disabled (a PMU callback of the event, or code of that CPU that found the event on
+/// a counter through an [`EventTable`]), for all of `'a`.
+///
+/// # Examples
+///
+/// ```ignore
+/// fn read(&self, _cpu: &mut (), event: &mut EventMut<'_>) {
+///     let now = read_counter(event.hw().idx());
+///     let delta = now.wrapping_sub(event.hw().prev_count());
+///     event.hw_mut().set_prev_count(now);
+///     event.add_count(delta);
+/// }
+/// ```
+pub(crate) struct EventMut<'a>(&'a PerfEvent);
+
+impl Deref for EventMut<'_> {
+    type Target = PerfEvent;
+
+    fn deref(&self) -> &PerfEvent {
+        self.0
+    }
+}
+
+impl<'a> EventMut<'a> {
+    /// # Safety
+    ///
+    /// The caller must be in a context of the type invariant for `'a`.
+    unsafe fn new(event: &'a PerfEvent) -> Self {
+        // INVARIANT: Guaranteed by the caller.
+        Self(event)
+    }
+
+    /// The hardware state of the event (`hw`), read and written in place.
+    pub(crate) fn hw_mut(&mut self) -> HwMut<'_> {
+        HwMut(self.0)
+    }
+
+    /// Adds `delta` to the event's count (`local64_add()`).
+    #[inline(always)]
+    pub(crate) fn add_count(&mut self, delta: u64) {
+        // `count` is a `local64_t`: an aligned `s64` the kernel only accesses with single-copy-atomic
+        // operations (`local64_read()`, `local64_set()`, `local64_add()`, here `atomic64_add()`).
+        let event = self.0.as_raw();
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid; an atomic view of
+        // `count` for this one operation is sound, as above.
+        let count = unsafe { AtomicI64::from_ptr(addr_of_mut!((*event).count.a.a.counter)) };
+        // CAST: The count wraps as an `s64` does in C; the bits are kept.
+        // Relaxed, as `local64_add()`: perf core reads the count on this CPU or after an IPI to it.
+        count.fetch_add(delta as i64, Ordering::Relaxed);
     }
 
     /// Reports a counter overflow of a sampling event from its overflow interrupt
@@ -299,28 +371,197 @@ impl PerfEvent {
     ///
     /// perf core may call the PMU back from here (a sample that reads its group reads the other
     /// events): the caller must not hold a borrow of the CPU's state (see [`CpuStates`]).
-    pub(crate) fn overflow(&self, _ctx: &IrqContext<'_>, last_period: u64) -> bool {
+    pub(crate) fn overflow(&mut self, _ctx: &InterruptContext<'_>, last_period: u64) -> bool {
         // SAFETY: By the type invariant the event is valid; the context proves this runs in an
         // interrupt handler, whose registers `get_irq_regs()` returns.
-        unsafe { bindings::rpmu_event_overflow(self.as_raw(), last_period) != 0 }
+        unsafe { bindings::rpmu_event_overflow(self.0.as_raw(), last_period) != 0 }
     }
 }
 
-/// Proof that the code runs in a PMU's `event_init` callback, for the event being initialised.
-pub(crate) struct EventInit<'a> {
-    event: &'a PerfEvent,
+/// An event in its mmap callbacks (`event_mapped`, `event_unmapped`), which run on any CPU while
+/// the event may be active elsewhere: read-only but for the driver's flags, set and cleared
+/// atomically.
+///
+/// # Examples
+///
+/// ```ignore
+/// fn event_mapped(&self, event: &MappedEvent<'_>) {
+///     event.set_flags(USER_READ);
+///     event.update_userpage();
+/// }
+/// ```
+pub(crate) struct MappedEvent<'a>(&'a PerfEvent);
+
+impl Deref for MappedEvent<'_> {
+    type Target = PerfEvent;
+
+    fn deref(&self) -> &PerfEvent {
+        self.0
+    }
+}
+
+impl MappedEvent<'_> {
+    fn flags(&self) -> &AtomicU32 {
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid; `hw.flags` is an aligned
+        // `int` that the event's callbacks read and write with single accesses, so an atomic view
+        // for one operation is sound.
+        unsafe {
+            AtomicU32::from_ptr(
+                addr_of_mut!(
+                    (*self.0.as_raw())
+                        .hw
+                        .__bindgen_anon_1
+                        .__bindgen_anon_1
+                        .flags
+                )
+                .cast::<u32>(),
+            )
+        }
+    }
+
+    /// Sets the bits `bits` of `hw.flags`.
+    pub(crate) fn set_flags(&self, bits: u32) {
+        self.flags().fetch_or(bits, Ordering::Relaxed);
+    }
+
+    /// Clears the bits `bits` of `hw.flags`.
+    pub(crate) fn clear_flags(&self, bits: u32) {
+        self.flags().fetch_and(!bits, Ordering::Relaxed);
+    }
+}
+
+/// Generates the accessors of the fields of `hw_perf_event` (and of the event) that perf core
+/// leaves to hardware PMU drivers: getters for [`Hw`] and [`HwMut`], setters for [`HwMut`], each
+/// a single volatile access through a raw pointer (see the invariants of [`PerfEvent`]).
+macro_rules! hw_fields {
+    ($($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
+        impl Hw<'_> {
+            $(
+                $(#[$doc])*
+                #[inline(always)]
+                pub(crate) fn $get(&self) -> $ty {
+                    // SAFETY: By the type invariant of `PerfEvent` the event is valid; the field
+                    // is read with a single volatile load, without creating a reference.
+                    let value = unsafe { addr_of!((*self.0.as_raw()).$($field).+).read_volatile() };
+                    // CAST: The Rust type has the C type's size; bits are kept as they are.
+                    value as $ty
+                }
+            )*
+        }
+
+        impl HwMut<'_> {
+            /// The event's unique number (`id`).
+            pub(crate) fn id(&self) -> u64 {
+                self.0.id()
+            }
+
+            $(
+                $(#[$doc])*
+                #[inline(always)]
+                pub(crate) fn $get(&self) -> $ty {
+                    Hw(self.0).$get()
+                }
+
+                #[doc = concat!("Sets the field [`Hw::", stringify!($get), "`] reads.")]
+                #[inline(always)]
+                pub(crate) fn $set(&mut self, value: $ty) {
+                    // CAST: As above.
+                    // SAFETY: By the type invariant of `EventMut`, which lent `self`, perf core
+                    // serialises this write with the event's other writers; a single volatile
+                    // store, without creating a reference.
+                    unsafe {
+                        addr_of_mut!((*self.0.as_raw()).$($field).+).write_volatile(value as _)
+                    };
+                }
+            )*
+        }
+    };
+}
+
+/// The hardware state of an event (`struct hw_perf_event`), read in place.
+///
+/// # Examples
+///
+/// ```ignore
+/// let counter = event.hw().idx();
+/// ```
+pub(crate) struct Hw<'a>(&'a PerfEvent);
+
+/// The hardware state of an event, read and written in place; lent by an [`EventMut`].
+///
+/// # Examples
+///
+/// ```ignore
+/// let mut hw = event.hw_mut();
+/// hw.set_prev_count(now);
+/// ```
+pub(crate) struct HwMut<'a>(&'a PerfEvent);
+
+hw_fields! {
+    /// The counter the event is on (`hw.idx`), or -1.
+    idx, set_idx: i32 = hw.__bindgen_anon_1.__bindgen_anon_1.idx;
+    /// The driver's event selector (`hw.config`).
+    config, set_config: u64 = hw.__bindgen_anon_1.__bindgen_anon_1.config;
+    /// The driver's configuration base (`hw.config_base`).
+    config_base, set_config_base: u64 = hw.__bindgen_anon_1.__bindgen_anon_1.config_base;
+    /// The driver's event base (`hw.event_base`).
+    event_base, set_event_base: u64 = hw.__bindgen_anon_1.__bindgen_anon_1.event_base;
+    /// The driver's flags (`hw.flags`).
+    flags, set_flags: u32 = hw.__bindgen_anon_1.__bindgen_anon_1.flags;
+    /// The hardware state (`hw.state`, `PERF_HES_*` bits).
+    state, set_state: u32 = hw.state;
+    /// The sampling period (`hw.sample_period`).
+    sample_period, set_sample_period: u64 = hw.sample_period;
+    /// The period of the last sample (`hw.last_period`).
+    last_period, set_last_period: u64 = hw.__bindgen_anon_2.__bindgen_anon_1.last_period;
+    /// The counter value the event's count was last brought up to date with (`hw.prev_count`,
+    /// a `local64_t`: `local64_read()` and `local64_set()` are single volatile accesses too).
+    prev_count, set_prev_count: u64 = hw.prev_count.a.a.counter;
+    /// What is left of the sampling period (`hw.period_left`, a `local64_t`).
+    period_left, set_period_left: i64 = hw.__bindgen_anon_2.__bindgen_anon_1.period_left.a.a.counter;
+    /// The PMU driver's private word of the event (`pmu_private`, which perf core never reads).
+    pmu_private, set_pmu_private: u64 = pmu_private;
+}
+
+/// Proof that the code runs in a PMU's `event_init` callback, for the event being initialised:
+/// the event's state may be written, and the group it joins read.
+///
+/// # Examples
+///
+/// ```ignore
+/// fn event_init(&self, event: &mut EventInit<'_>) -> Result {
+///     let mut members = 0;
+///     event.for_each_group_member(|_| members += 1);
+///     event.hw_mut().set_config(event.config());
+///     Ok(())
+/// }
+/// ```
+pub(crate) struct EventInit<'a>(EventMut<'a>);
+
+impl<'a> Deref for EventInit<'a> {
+    type Target = EventMut<'a>;
+
+    fn deref(&self) -> &EventMut<'a> {
+        &self.0
+    }
+}
+
+impl<'a> core::ops::DerefMut for EventInit<'a> {
+    fn deref_mut(&mut self) -> &mut EventMut<'a> {
+        &mut self.0
+    }
 }
 
 impl EventInit<'_> {
     /// Calls `f` with each event of the group the event being initialised joins that belongs to
-    /// the same PMU, other than that event: the group leader and its siblings. Nothing when the
-    /// event leads its group.
+    /// the same PMU, other than that event: the group leader and its siblings, read-only. Nothing
+    /// when the event leads its group.
     ///
     /// perf core (`perf_try_init_event()`) holds the leader's context mutex while it initialises a
     /// sibling of a hardware PMU, which keeps the group as it is; the token is only made in
     /// `event_init` and for its event.
     pub(crate) fn for_each_group_member(&self, mut f: impl FnMut(&PerfEvent)) {
-        let event = self.event.as_raw();
+        let event = self.0.as_raw();
         // SAFETY: By the type invariant of `PerfEvent` the event is valid; perf core sets
         // `group_leader` and `pmu` before it calls event_init.
         let (leader, pmu) = unsafe { ((*event).group_leader, (*event).pmu) };
@@ -354,158 +595,129 @@ impl EventInit<'_> {
     }
 }
 
-/// Generates the accessors of a field of `hw_perf_event`, each a single volatile access through a
-/// raw pointer (see the invariants of [`PerfEvent`]).
-macro_rules! hw_fields {
-    ($($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
-        $(
-            $(#[$doc])*
-            pub(crate) fn $get(&self) -> $ty {
-                // SAFETY: By the type invariant of `PerfEvent` the event is valid; the field is
-                // read with a single volatile load, without creating a reference.
-                let value = unsafe { addr_of!((*self.event.as_raw()).hw.$($field).+).read_volatile() };
-                // CAST: The Rust type has the C type's size; bits are kept as they are.
-                value as $ty
-            }
-
-            #[doc = concat!("Sets the field [`HwPerfEvent::", stringify!($get), "`] reads.")]
-            pub(crate) fn $set(&self, value: $ty) {
-                // SAFETY: As above, with a single volatile store.
-                // CAST: As above.
-                unsafe {
-                    addr_of_mut!((*self.event.as_raw()).hw.$($field).+).write_volatile(value as _)
-                };
-            }
-        )*
-    };
-}
-
-/// The hardware state of an event (`struct hw_perf_event`): the fields perf core leaves to
-/// hardware PMU drivers, read and written in place.
-pub(crate) struct HwPerfEvent<'a> {
-    event: &'a PerfEvent,
-}
-
-impl HwPerfEvent<'_> {
-    hw_fields! {
-        /// The counter the event is on (`hw.idx`), or -1.
-        idx, set_idx: i32 = __bindgen_anon_1.__bindgen_anon_1.idx;
-        /// The driver's event selector (`hw.config`).
-        config, set_config: u64 = __bindgen_anon_1.__bindgen_anon_1.config;
-        /// The driver's configuration base (`hw.config_base`).
-        config_base, set_config_base: usize = __bindgen_anon_1.__bindgen_anon_1.config_base;
-        /// The driver's event base (`hw.event_base`).
-        event_base, set_event_base: usize = __bindgen_anon_1.__bindgen_anon_1.event_base;
-        /// The driver's private flags (`hw.flags`).
-        flags, set_flags: u32 = __bindgen_anon_1.__bindgen_anon_1.flags;
-        /// The hardware state (`hw.state`, `PERF_HES_*` bits).
-        state, set_state: u32 = state;
-        /// The sampling period (`hw.sample_period`).
-        sample_period, set_sample_period: u64 = sample_period;
-        /// The configuration of the event's extra register (`hw.extra_reg.config`), a word perf
-        /// core leaves to PMU drivers.
-        extra_reg_config, set_extra_reg_config: u64 = __bindgen_anon_1.__bindgen_anon_1.extra_reg.config;
-        /// A word of the hardware-PMU part perf core leaves to the driver (`hw.last_tag`).
-        last_tag, set_last_tag: u64 = __bindgen_anon_1.__bindgen_anon_1.last_tag;
-        /// The period of the last sample (`hw.last_period`).
-        last_period, set_last_period: u64 = __bindgen_anon_2.__bindgen_anon_1.last_period;
-        /// The counter value the event's count was last brought up to date with (`hw.prev_count`,
-        /// a `local64_t`: `local64_read()` and `local64_set()` are single volatile accesses too).
-        prev_count, set_prev_count: u64 = prev_count.a.a.counter;
-        /// What is left of the sampling period (`hw.period_left`, a `local64_t`).
-        period_left, set_period_left: i64 = __bindgen_anon_2.__bindgen_anon_1.period_left.a.a.counter;
-    }
-
-    /// The event's unique number (`id`).
-    pub(crate) fn id(&self) -> u64 {
-        self.event.id()
-    }
-}
-
-/// The number of counters a PMU may have: the size of each CPU's table of events by counter.
+/// The number of counters an [`EventTable`] has room for (`hw.idx` 0 to 63).
 pub(crate) const MAX_COUNTERS: usize = 64;
 
-/// One CPU's part of a [`CpuStates`].
+/// The events on one CPU's counters, by `hw.idx` (the C drivers' `cpu_hw_events.events[]`), kept
+/// by the `add` and `del` callbacks; the driver reads it.
+///
+/// It sits beside the driver's state of the CPU, in memory the driver cannot reach mutably: what
+/// the table says must stay what the callbacks of that CPU recorded.
 ///
 /// # Invariants
 ///
-/// A non-null entry of `events` is an event perf core has added to a PMU on this CPU (its `add`
+/// A non-null entry is an event perf core has added to the PMU on this table's CPU (its `add`
 /// callback succeeded) and not yet deleted: `del` clears it before the event leaves.
+///
+/// # Examples
+///
+/// ```ignore
+/// // In the overflow handler:
+/// self.cpus.with_local_events(irq, |state, events| {
+///     if let Some(mut event) = events.get(idx, irq) {
+///         event.add_count(state.update(idx));
+///     }
+/// });
+/// ```
+pub(crate) struct EventTable {
+    slots: [Cell<*mut bindings::perf_event>; MAX_COUNTERS],
+}
+
+impl EventTable {
+    fn new() -> Self {
+        // INVARIANT: No entry is set.
+        Self {
+            slots: [const { Cell::new(core::ptr::null_mut()) }; MAX_COUNTERS],
+        }
+    }
+
+    /// The event on counter `idx` of this CPU, if any, writable while interrupts stay disabled.
+    #[inline(always)]
+    pub(crate) fn get<'t>(
+        &'t self,
+        idx: usize,
+        _irq: &'t LocalInterruptDisabled,
+    ) -> Option<EventMut<'t>> {
+        let ptr = self.slots.get(idx)?.get();
+        if ptr.is_null() {
+            return None;
+        }
+        // Only the event's `del` callback takes it off, on this CPU with interrupts disabled: not
+        // during the interrupts-off section the token stands for, unless the token's holder is that
+        // `del`, which clears the entry before the driver runs. Tables are only reached on their
+        // own CPU (`CpuStates`).
+        // SAFETY: By the invariant the event is on this CPU's PMU, and stays so while the token
+        // lives (above); the reference is bounded by the token's borrow (`'t`).
+        let event = unsafe { PerfEvent::from_raw(ptr) };
+        // SAFETY: The token proves interrupts are disabled on the CPU the event is added to.
+        Some(unsafe { EventMut::new(event) })
+    }
+
+    /// Records `event` on the counter `idx`.
+    #[inline(always)]
+    fn record(&self, idx: i32, event: *mut bindings::perf_event) {
+        // INVARIANT: `add` succeeded for the event. An event the driver left without a counter
+        // (or with an out-of-range one) is not recorded.
+        if let Some(slot) = usize::try_from(idx)
+            .ok()
+            .and_then(|idx| self.slots.get(idx))
+        {
+            slot.set(event);
+        }
+    }
+
+    /// Forgets `event` wherever the table has it; `idx` is where it should be.
+    #[inline(always)]
+    fn forget(&self, idx: i32, event: *mut bindings::perf_event) {
+        if let Some(slot) = usize::try_from(idx)
+            .ok()
+            .and_then(|idx| self.slots.get(idx))
+            .filter(|s| s.get() == event)
+        {
+            slot.set(core::ptr::null_mut());
+            return;
+        }
+        self.forget_anywhere(event);
+    }
+
+    /// [`EventTable::forget`] for an event not where `hw.idx` says: every entry is checked, so the
+    /// invariant holds whatever the driver did with `hw.idx`.
+    #[cold]
+    fn forget_anywhere(&self, event: *mut bindings::perf_event) {
+        for slot in &self.slots {
+            if slot.get() == event {
+                slot.set(core::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// One CPU's part of a [`CpuStates`].
 struct PmuCpu<D> {
     events: EventTable,
     state: RefCell<D>,
 }
 
-/// The events on one CPU's counters, by counter (part of a [`PmuCpu`], whose invariant it keeps).
-struct EventTable([Cell<*mut bindings::perf_event>; MAX_COUNTERS]);
-
-// SAFETY: The event pointers are only dereferenced on this CPU (see `CpuStates::event`); `D` is
-// `Send`.
+// SAFETY: The event pointers of the table are only dereferenced on its CPU (see `EventTable::get`),
+// whichever thread runs there; `D` is `Send`.
 unsafe impl<D: Send> Send for PmuCpu<D> {}
 
-/// Whether perf core has a PMU disabled on this CPU (`perf_pmu_disable()`), read when asked: what
-/// a callback of the PMU needs to know when the driver has no `pmu_disable` callback of its own.
-/// It is the event of the callback, so that passing it costs nothing where it is not asked.
+/// The per-CPU state of a PMU: the driver's state `D` of each CPU, and the CPU's [`EventTable`].
 ///
-/// # Invariants
+/// # Examples
 ///
-/// `event` is the event of an `add`, `del`, `start`, `stop` or `read` callback of a registered PMU
-/// that runs on this CPU, with interrupts disabled, for as long as the value lives (the lifetime of
-/// the callback's [`LocalCpu`]).
-#[derive(Clone, Copy)]
-pub(crate) struct PmuWindow<'a> {
-    event: *mut bindings::perf_event,
-    _cpu: PhantomData<&'a LocalCpu<'a>>,
-}
-
-impl<'a> PmuWindow<'a> {
-    /// The window of the PMU of `event`, whose callback runs with the token `_cpu`.
-    ///
-    /// # Safety
-    ///
-    /// `event` must be the argument of a running `add`, `del`, `start`, `stop` or `read` callback
-    /// of a registered PMU.
-    #[inline(always)]
-    unsafe fn new(event: *mut bindings::perf_event, _cpu: &'a LocalCpu<'a>) -> Self {
-        // INVARIANT: Guaranteed by the caller, and the token proves interrupts are disabled on
-        // this CPU for the lifetime.
-        Self {
-            event,
-            _cpu: PhantomData,
-        }
-    }
-
-    /// Whether perf core has the PMU disabled on this CPU: its `pmu_disable_count` of this CPU is
-    /// above 0.
-    #[inline]
-    pub(crate) fn is_open(self) -> bool {
-        // SAFETY: The callback of `event` runs on this CPU with interrupts disabled for as long as
-        // `self` lives (type invariant).
-        let cpu = unsafe { LocalCpu::new() };
-        // SAFETY: The event is valid during its callback (type invariant), and perf core set
-        // `event->pmu` to the PMU whose callback runs.
-        let pmu = unsafe { (*self.event).pmu };
-        // `perf_pmu_register()` allocated the PMU's per-CPU `pmu_disable_count`; only
-        // `perf_pmu_unregister()` frees it, and perf core writes it only through `this_cpu_ptr()`.
-        // SAFETY: The PMU is registered while its callback runs (type invariant; see the drop of
-        // `Registration`), and perf core does not change the field of a registered PMU.
-        let count = unsafe { (*pmu).pmu_disable_count };
-        let ptr = this_cpu_ptr(count, &cpu);
-        // SAFETY: `ptr` is this CPU's copy of the live count, written only on this CPU, where
-        // interrupts stay disabled: no write runs during the read.
-        unsafe { ptr.read() > 0 }
-    }
-}
-
-/// The per-CPU state of a PMU: for each CPU, the events on its counters and the driver's state `D`.
+/// ```ignore
+/// let cpus = CpuStates::new(|_cpu| CpuState { used: 0 })?;
+/// // On a CPU with interrupts disabled:
+/// cpus.with_local(irq, |state| state.used += 1);
+/// ```
 pub(crate) struct CpuStates<D>(PerCpu<PmuCpu<D>>);
 
 impl<D: Send> CpuStates<D> {
     /// Allocates the state of every possible CPU, `init` giving the driver's part.
-    pub(crate) fn new(init: impl Fn(u32) -> D) -> Result<Self> {
+    pub(crate) fn new(init: impl Fn(CpuId) -> D) -> Result<Self> {
         Ok(Self(PerCpu::new(|cpu| PmuCpu {
-            // INVARIANT: No entry is set.
-            events: EventTable([const { Cell::new(core::ptr::null_mut()) }; MAX_COUNTERS]),
+            events: EventTable::new(),
             state: RefCell::new(init(cpu)),
         })?))
     }
@@ -517,135 +729,101 @@ impl<D: Send> CpuStates<D> {
     #[inline(always)]
     pub(crate) fn with_local<R>(
         &self,
-        cpu: &LocalCpu<'_>,
+        irq: &LocalInterruptDisabled,
         f: impl FnOnce(&mut D) -> R,
     ) -> Option<R> {
-        self.with_local_table(cpu, |state, _| f(state))
+        self.with_local_events(irq, |state, _| f(state))
     }
 
-    /// [`CpuStates::with_local`], with this CPU's table of events beside the state (one per-CPU
-    /// lookup for both).
+    /// [`CpuStates::with_local`], with this CPU's table of events beside the state; the events it
+    /// gives outlive the borrow (see [`EventTable::get`]).
     #[inline(always)]
-    fn with_local_table<R>(
-        &self,
-        cpu: &LocalCpu<'_>,
-        f: impl FnOnce(&mut D, &EventTable) -> R,
+    pub(crate) fn with_local_events<'t, R>(
+        &'t self,
+        irq: &'t LocalInterruptDisabled,
+        f: impl FnOnce(&mut D, &'t EventTable) -> R,
     ) -> Option<R> {
-        let local = self.0.local(cpu);
-        match local.state.try_borrow_mut() {
-            Ok(mut state) => Some(f(&mut state, &local.events)),
-            Err(_) => {
-                percpu::warn_once(c_str!("PMU state of a CPU borrowed while borrowed"));
-                None
-            }
-        }
-    }
-
-    /// The event on counter `idx` of this CPU, if any, for as long as interrupts stay disabled.
-    pub(crate) fn event<'a>(&'a self, cpu: &'a LocalCpu<'_>, idx: usize) -> Option<&'a PerfEvent> {
-        LocalEvents(&self.0.local(cpu).events).get(idx)
-    }
-
-    /// [`CpuStates::with_local`], with this CPU's events by counter beside the state (one per-CPU
-    /// lookup for both); the events outlive the borrow, as those of [`CpuStates::event`] do.
-    #[inline(always)]
-    pub(crate) fn with_local_events<'a, R>(
-        &'a self,
-        cpu: &'a LocalCpu<'_>,
-        f: impl FnOnce(&mut D, LocalEvents<'a>) -> R,
-    ) -> Option<R> {
-        let local = self.0.local(cpu);
-        match local.state.try_borrow_mut() {
-            Ok(mut state) => Some(f(&mut state, LocalEvents(&local.events))),
-            Err(_) => {
-                percpu::warn_once(c_str!("PMU state of a CPU borrowed while borrowed"));
-                None
-            }
-        }
+        self.0
+            .get(irq)
+            .with(|cpu| Self::borrow(&cpu.state, |state| f(state, &cpu.events)))
     }
 
     /// Runs `f` on `cpu` with its state (a cross-CPU call, process context); `None` when the CPU is
     /// offline.
     pub(crate) fn with_cpu<R: Send>(
         &self,
-        cpu: u32,
+        cpu: CpuId,
         f: impl FnOnce(&mut D) -> R + Send,
     ) -> Option<R> {
         self.0
-            .with_cpu(cpu, |pmu_cpu, _| {
-                pmu_cpu.state.try_borrow_mut().ok().map(|mut s| f(&mut s))
-            })
+            .with_cpu(cpu, |pmu_cpu, _| Self::borrow(&pmu_cpu.state, f))
             .flatten()
     }
 
-    /// Forgets `event` wherever this CPU's table has it.
-    fn clear_event(&self, cpu: &LocalCpu<'_>, event: *mut bindings::perf_event) {
-        self.0.local(cpu).events.clear(None, event);
-    }
-}
-
-/// The events on the counters of the CPU the caller runs on, with interrupts disabled for as long
-/// as `'a` (the lifetime of a [`LocalCpu`] token's borrow).
-pub(crate) struct LocalEvents<'a>(&'a EventTable);
-
-impl<'a> LocalEvents<'a> {
-    /// The event on counter `idx`, if any.
     #[inline(always)]
-    pub(crate) fn get(&self, idx: usize) -> Option<&'a PerfEvent> {
-        let ptr = self.0 .0.get(idx)?.get();
-        if ptr.is_null() {
-            return None;
-        }
-        // Only the event's `del` callback takes it off, on this CPU with interrupts disabled: not
-        // during the interrupts-off section the token stands for, unless the token's holder is that
-        // `del`, which clears the entry before the driver runs.
-        // SAFETY: By the invariant of `PmuCpu` the event is on this CPU's PMU, and stays so while
-        // the token lives (above); the reference is bounded by the token's borrow (`'a`).
-        Some(unsafe { PerfEvent::from_raw(ptr) })
-    }
-}
-
-impl EventTable {
-    /// Records `event` on the counter `idx`.
-    #[inline(always)]
-    fn set(&self, idx: Option<usize>, event: *mut bindings::perf_event) {
-        // INVARIANT: `add` succeeded for the event. An event the driver left without a counter
-        // (or with an out-of-range one) is not recorded.
-        if let Some(slot) = idx.and_then(|idx| self.0.get(idx)) {
-            slot.set(event);
-        }
-    }
-
-    /// Forgets `event` wherever the table has it; `idx` is where it should be.
-    #[inline(always)]
-    fn clear(&self, idx: Option<usize>, event: *mut bindings::perf_event) {
-        if let Some(slot) = idx
-            .and_then(|idx| self.0.get(idx))
-            .filter(|s| s.get() == event)
-        {
-            slot.set(core::ptr::null_mut());
-            return;
-        }
-        self.clear_anywhere(event);
-    }
-
-    /// [`EventTable::clear`] for an event not where `hw.idx` says: every entry is checked, so the
-    /// invariant holds whatever the driver did with `hw.idx`.
-    #[cold]
-    fn clear_anywhere(&self, event: *mut bindings::perf_event) {
-        for slot in &self.0 {
-            if slot.get() == event {
-                slot.set(core::ptr::null_mut());
+    fn borrow<R>(cell: &RefCell<D>, f: impl FnOnce(&mut D) -> R) -> Option<R> {
+        match cell.try_borrow_mut() {
+            Ok(mut state) => Some(f(&mut state)),
+            Err(_) => {
+                percpu::warn_once(c_str!("PMU state of a CPU borrowed while borrowed"));
+                None
             }
         }
     }
 }
 
+/// Where a PMU's `struct pmu` lives: as the first member of a structure an architecture's perf code
+/// expects around it (or alone, in a transparent wrapper).
+///
+/// # Safety
+///
+/// `Self` must be `#[repr(transparent)]` or `#[repr(C)]` with a `struct pmu` at offset 0 that
+/// [`PmuContainer::new`] initialises with its argument, and nothing else in it may be mutated
+/// through a shared reference except by perf core.
+pub(crate) unsafe trait PmuContainer: Sized {
+    /// A container of `pmu`.
+    fn new(pmu: bindings::pmu) -> Self;
+}
+
 /// A PMU driver.
 ///
 /// perf core calls these methods through the `struct pmu` callbacks of a [`Registration`]. All but
-/// `event_init` and the mmap callbacks run on the CPU the event counts on, with interrupts
-/// disabled, and get that CPU's state, borrowed for the call.
+/// `event_init`, `destroy` and the mmap callbacks run on the CPU the event counts on, with
+/// interrupts disabled, and get that CPU's state, borrowed for the call.
+///
+/// # Examples
+///
+/// ```ignore
+/// #[repr(transparent)]
+/// struct PmuOnly(Opaque<bindings::pmu>);
+///
+/// // SAFETY: Transparent over the `struct pmu` it is made of.
+/// unsafe impl PmuContainer for PmuOnly {
+///     fn new(pmu: bindings::pmu) -> Self {
+///         Self(Opaque::new(pmu))
+///     }
+/// }
+///
+/// struct Cycles;
+///
+/// #[vtable]
+/// impl Driver for Cycles {
+///     const NAME: &'static CStr = c_str!("cycles");
+///     const TYPE: i32 = -1;
+///     type CpuState = ();
+///     type Container = PmuOnly;
+///
+///     fn event_init(&self, event: &mut EventInit<'_>) -> Result { Ok(()) }
+///     fn add(&self, _: &mut (), event: &mut EventMut<'_>, _: EventOpFlags) -> Result {
+///         event.hw_mut().set_idx(0);
+///         Ok(())
+///     }
+///     fn del(&self, _: &mut (), _: &mut EventMut<'_>, _: EventOpFlags) {}
+///     fn start(&self, _: &mut (), _: &mut EventMut<'_>, _: EventOpFlags) {}
+///     fn stop(&self, _: &mut (), _: &mut EventMut<'_>, _: EventOpFlags) {}
+///     fn read(&self, _: &mut (), _: &mut EventMut<'_>) {}
+/// }
+/// ```
 #[vtable]
 pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// The PMU name, as it appears under `/sys/bus/event_source/devices/`.
@@ -657,56 +835,41 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// The driver's state of each CPU.
     type CpuState: Send;
 
+    /// Where the `struct pmu` lives.
+    type Container: PmuContainer;
+
     /// Checks an event and prepares it for counting (`pmu::event_init`).
     ///
     /// Returns `ENOENT` for an event this PMU does not handle, so perf core tries another PMU.
-    fn event_init(&self, event: &PerfEvent, init: &EventInit<'_>) -> Result;
+    fn event_init(&self, event: &mut EventInit<'_>) -> Result;
 
     /// Puts an event on a counter of this CPU (`pmu::add`); the counter goes in `hw.idx`.
-    /// `window` tells, when asked, whether perf core has the PMU disabled on this CPU, as for the
-    /// next three callbacks.
     fn add(
         &self,
         cpu: &mut Self::CpuState,
-        event: &PerfEvent,
-        flags: EventFlags,
-        window: PmuWindow<'_>,
+        event: &mut EventMut<'_>,
+        flags: EventOpFlags,
     ) -> Result;
 
     /// Takes an event off its counter (`pmu::del`).
-    fn del(
-        &self,
-        cpu: &mut Self::CpuState,
-        event: &PerfEvent,
-        flags: EventFlags,
-        window: PmuWindow<'_>,
-    );
+    fn del(&self, cpu: &mut Self::CpuState, event: &mut EventMut<'_>, flags: EventOpFlags);
 
     /// Starts counting (`pmu::start`).
-    fn start(
-        &self,
-        cpu: &mut Self::CpuState,
-        event: &PerfEvent,
-        flags: EventFlags,
-        window: PmuWindow<'_>,
-    );
+    fn start(&self, cpu: &mut Self::CpuState, event: &mut EventMut<'_>, flags: EventOpFlags);
 
     /// Stops counting (`pmu::stop`).
-    fn stop(
-        &self,
-        cpu: &mut Self::CpuState,
-        event: &PerfEvent,
-        flags: EventFlags,
-        window: PmuWindow<'_>,
-    );
+    fn stop(&self, cpu: &mut Self::CpuState, event: &mut EventMut<'_>, flags: EventOpFlags);
 
     /// Brings the event's count up to date (`pmu::read`).
-    fn read(&self, cpu: &mut Self::CpuState, event: &PerfEvent);
+    fn read(&self, cpu: &mut Self::CpuState, event: &mut EventMut<'_>);
 
-    /// Closes a window perf core opened with `perf_pmu_disable()`, in which it added, removed,
-    /// started and stopped events of this CPU (`pmu::pmu_enable`). The driver learns of the window
-    /// from the [`PmuWindow`] of those callbacks; perf core gets an empty `pmu_disable` (it calls
-    /// both or neither).
+    /// Opens a window in which perf core adds, removes, starts and stops events of this CPU
+    /// (`pmu::pmu_disable`); windows nest. A driver implements it with [`Driver::pmu_enable`].
+    fn pmu_disable(&self, _cpu: &mut Self::CpuState) {
+        kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
+    }
+
+    /// Closes the window [`Driver::pmu_disable`] opened (`pmu::pmu_enable`).
     fn pmu_enable(&self, _cpu: &mut Self::CpuState) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -715,7 +878,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// [`Driver::commit_txn`] or [`Driver::cancel_txn`], on this CPU with interrupts disabled,
     /// perf core adds (`PERF_PMU_TXN_ADD`) or reads (`PERF_PMU_TXN_READ`) the events of one group.
     /// A driver implements the three together; without them perf core brackets a group's adds with
-    /// one more window (`pmu_disable` and [`Driver::pmu_enable`]).
+    /// one more window (`pmu_disable` and `pmu_enable`).
     fn start_txn(&self) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
@@ -748,15 +911,22 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
 
     /// A mapping of the event was made (`pmu::event_mapped`): at `mmap()`, and for each copy of
     /// the mapping (fork, a split of the area). Runs in the mapping task.
-    fn event_mapped(&self, _event: &PerfEvent) {
+    fn event_mapped(&self, _event: &MappedEvent<'_>) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
 
     /// A mapping of the event went away (`pmu::event_unmapped`): perf core calls it at each
     /// close of a mapping, not only the last.
-    fn event_unmapped(&self, _event: &PerfEvent) {
+    fn event_unmapped(&self, _event: &MappedEvent<'_>) {
         kernel::build_error!(kernel::error::VTABLE_DEFAULT_ERROR)
     }
+}
+
+/// Reports how long a sample took to take (`perf_sample_event_took()`): perf core lowers the
+/// sampling rate when samples take too long.
+pub(crate) fn sample_event_took(ns: u64) {
+    // SAFETY: FFI call; any duration is accepted.
+    unsafe { bindings::perf_sample_event_took(ns) };
 }
 
 /// A registered PMU: the `struct pmu` perf core knows, the driver and its per-CPU state.
@@ -765,12 +935,23 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
 ///
 /// The `struct pmu` in `container` is registered with perf core from the end of initialisation
 /// until drop, and its callbacks are those of [`Adapter<T>`].
+///
+/// # Examples
+///
+/// ```ignore
+/// let cpus = Arc::new(CpuStates::new(|_| ())?, GFP_KERNEL)?;
+/// // SAFETY: The registration is kept in the module's state, dropped at the module's exit.
+/// let pmu = KBox::pin_init(
+///     unsafe { Registration::new(module, Arc::new(Cycles, GFP_KERNEL)?, cpus, caps, &GROUPS) },
+///     GFP_KERNEL,
+/// )?;
+/// ```
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: Driver> {
     driver: Arc<T>,
     cpus: Arc<CpuStates<T::CpuState>>,
     #[pin]
-    container: PmuContainer,
+    container: Opaque<T::Container>,
 }
 
 // SAFETY: The registration is only reached through shared references; `T` is `Sync`, per-CPU state
@@ -783,13 +964,18 @@ unsafe impl<T: Driver> Send for Registration<T> {}
 impl<T: Driver> Registration<T> {
     /// Registers `driver` as a PMU with perf core, with `cpus` as its per-CPU state.
     ///
-    /// Each event of the PMU holds a reference on `module`, so the module cannot be unloaded under
-    /// them; the registration is therefore dropped at the module's exit only, when none is left.
     /// Events may be created as soon as the PMU is registered (the module being loaded counts as
     /// live), so registering must be the last step of the module's initialisation that can fail.
     /// `cpus` may be shared with code that borrows a CPU's state on that CPU with interrupts
     /// disabled, such as an overflow interrupt.
-    pub(crate) fn new<const N: usize>(
+    ///
+    /// # Safety
+    ///
+    /// The registration must not be dropped while an event of the PMU exists. Each event holds a
+    /// reference on `module` (perf core takes it at `event_init` and drops it after `destroy`), so
+    /// a registration kept in `module`'s state, dropped at the module's exit, is never dropped
+    /// under an event; it must not be dropped earlier.
+    pub(crate) unsafe fn new<const N: usize>(
         module: &'static ThisModule,
         driver: Arc<T>,
         cpus: Arc<CpuStates<T::CpuState>>,
@@ -807,18 +993,33 @@ impl<T: Driver> Registration<T> {
         module: &'static ThisModule,
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
-    ) -> impl PinInit<PmuContainer, Error> {
-        // perf core takes the three transaction callbacks together or none of them.
+    ) -> impl PinInit<Opaque<T::Container>, Error> {
+        // perf core takes the three transaction callbacks together or none of them, and calls
+        // `pmu_disable` and `pmu_enable` both or neither.
         if T::HAS_START_TXN != T::HAS_COMMIT_TXN || T::HAS_START_TXN != T::HAS_CANCEL_TXN {
             kernel::build_error!(
                 "a PMU driver implements start_txn, commit_txn and cancel_txn together"
             );
         }
-        let init = move |slot: *mut PmuContainer| {
+        if T::HAS_PMU_DISABLE != T::HAS_PMU_ENABLE {
+            kernel::build_error!("a PMU driver implements pmu_disable and pmu_enable together");
+        }
+        let init = move |slot: *mut Opaque<T::Container>| {
             // CAST: Both `module` types are bindgen's image of the same `struct module`.
             let module = module.as_ptr().cast::<bindings::module>();
             // CAST: `PERF_PMU_CAP_*` bits fit in the `int` field.
             let capabilities = capabilities.0 as c_int;
+            // `if` rather than `bool::then_some`: a callback the driver does not implement is then
+            // never instantiated (its body is the vtable's build error).
+            macro_rules! optional {
+                ($has:expr, $callback:ident) => {
+                    if $has {
+                        Some(Adapter::<T>::$callback)
+                    } else {
+                        None
+                    }
+                };
+            }
             let pmu = bindings::pmu {
                 module,
                 attr_groups: attr_groups.as_raw(),
@@ -829,54 +1030,21 @@ impl<T: Driver> Registration<T> {
                 start: Some(Adapter::<T>::start_callback),
                 stop: Some(Adapter::<T>::stop_callback),
                 read: Some(Adapter::<T>::read_callback),
-                // `if` rather than `bool::then_some`: a callback the driver does not implement is
-                // then never instantiated (its body is the vtable's build error).
-                pmu_enable: if T::HAS_PMU_ENABLE {
-                    Some(Adapter::<T>::pmu_enable_callback)
-                } else {
-                    None
-                },
-                pmu_disable: if T::HAS_PMU_ENABLE {
-                    Some(Adapter::<T>::pmu_disable_empty)
-                } else {
-                    None
-                },
-                start_txn: if T::HAS_START_TXN {
-                    Some(Adapter::<T>::start_txn_callback)
-                } else {
-                    None
-                },
-                commit_txn: if T::HAS_START_TXN {
-                    Some(Adapter::<T>::commit_txn_callback)
-                } else {
-                    None
-                },
-                cancel_txn: if T::HAS_START_TXN {
-                    Some(Adapter::<T>::cancel_txn_callback)
-                } else {
-                    None
-                },
-                event_idx: if T::HAS_EVENT_IDX {
-                    Some(Adapter::<T>::event_idx_callback)
-                } else {
-                    None
-                },
-                event_mapped: if T::HAS_EVENT_MAPPED {
-                    Some(Adapter::<T>::event_mapped_callback)
-                } else {
-                    None
-                },
-                event_unmapped: if T::HAS_EVENT_UNMAPPED {
-                    Some(Adapter::<T>::event_unmapped_callback)
-                } else {
-                    None
-                },
+                pmu_enable: optional!(T::HAS_PMU_ENABLE, pmu_enable_callback),
+                pmu_disable: optional!(T::HAS_PMU_DISABLE, pmu_disable_callback),
+                start_txn: optional!(T::HAS_START_TXN, start_txn_callback),
+                commit_txn: optional!(T::HAS_START_TXN, commit_txn_callback),
+                cancel_txn: optional!(T::HAS_START_TXN, cancel_txn_callback),
+                event_idx: optional!(T::HAS_EVENT_IDX, event_idx_callback),
+                event_mapped: optional!(T::HAS_EVENT_MAPPED, event_mapped_callback),
+                event_unmapped: optional!(T::HAS_EVENT_UNMAPPED, event_unmapped_callback),
                 ..Default::default()
             };
+            let container = Opaque::raw_get(slot);
             // SAFETY: `slot` is valid for writes and pinned: the registration does not move.
-            unsafe { slot.write(PmuContainer::new(pmu)) };
-            // SAFETY: The container was just written.
-            let pmu = unsafe { PmuContainer::pmu(slot) };
+            unsafe { container.write(T::Container::new(pmu)) };
+            // CAST: By the contract of `PmuContainer` the `struct pmu` is at offset 0.
+            let pmu = container.cast::<bindings::pmu>();
             // SAFETY: `pmu` is initialised and stays at this address until `drop` unregisters it;
             // the name is a static string. The other fields of the registration are initialised
             // before this one, so the callbacks find them.
@@ -891,15 +1059,15 @@ impl<T: Driver> Registration<T> {
 #[pinned_drop]
 impl<T: Driver> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // No event is left: each holds a reference on the module (`perf_try_init_event()` takes
-        // it, `__free_event()` drops it after `destroy`), and the registration is dropped at the
-        // module's exit only (see `new`), so no callback of an event can run. An event being
-        // created calls `event_init` under `pmus_srcu` after taking that reference, which fails
-        // once the module is going; perf_pmu_unregister() waits for such a call to finish
-        // (`synchronize_srcu()`).
+        // CAST: By the contract of `PmuContainer` the `struct pmu` is at offset 0.
+        let pmu = self.container.get().cast::<bindings::pmu>();
+        // No event is left (the safety requirement of `new`), so no callback of an event can run.
+        // An event being created calls `event_init` under `pmus_srcu` after taking its reference
+        // on the module, which fails once the module is going; perf_pmu_unregister() waits for
+        // such a call to finish (`synchronize_srcu()`).
         // SAFETY: By the type invariant the PMU is registered; after this no callback can reach
         // the other fields, so they outlive every use by perf core.
-        unsafe { bindings::perf_pmu_unregister(PmuContainer::pmu(&self.container)) };
+        unsafe { bindings::perf_pmu_unregister(pmu) };
     }
 }
 
@@ -915,11 +1083,12 @@ impl<T: Driver> Adapter<T> {
     /// [`Registration<T>`].
     #[inline(always)]
     unsafe fn registration<'a>(pmu: *mut bindings::pmu) -> &'a Registration<T> {
-        // SAFETY: Only the `pmu` of a `Registration<T>`'s container has these callbacks.
-        let container = unsafe { PmuContainer::from_pmu(pmu) };
+        // CAST: Only the `struct pmu` at offset 0 of a `Registration<T>`'s container has these
+        // callbacks (`PmuContainer`), and `Opaque` is transparent.
+        let container = pmu.cast::<Opaque<T::Container>>();
         // SAFETY: `container` is the `container` field of a `Registration<T>`.
         let registration = unsafe { kernel::container_of!(container, Registration<T>, container) };
-        // SAFETY: The registration outlives its callbacks (see `PinnedDrop`).
+        // SAFETY: The registration outlives its callbacks (see `new`).
         unsafe { &*registration }
     }
 
@@ -932,7 +1101,7 @@ impl<T: Driver> Adapter<T> {
     #[inline(always)]
     unsafe fn with_state<R, F>(event: *mut bindings::perf_event, f: F) -> Option<R>
     where
-        F: FnOnce(&Registration<T>, &EventTable, &mut T::CpuState, &PerfEvent, PmuWindow<'_>) -> R,
+        F: FnOnce(&T, &mut T::CpuState, &EventTable, &mut EventMut<'_>) -> R,
     {
         // SAFETY: Guaranteed by the caller: perf core set `event->pmu` to the PMU of the callback.
         let registration = unsafe { Self::registration((*event).pmu) };
@@ -940,13 +1109,13 @@ impl<T: Driver> Adapter<T> {
         // lock), from the tick, from a cross-CPU call, under the context lock taken with interrupts
         // disabled, in `perf_event_read_local()` (`local_irq_save()`), or from an interrupt.
         // SAFETY: So they run on the event's CPU with interrupts disabled.
-        let cpu = unsafe { LocalCpu::new() };
+        let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let ev = unsafe { PerfEvent::from_raw(event) };
-        // SAFETY: Guaranteed by the caller.
-        let window = unsafe { PmuWindow::new(event, &cpu) };
-        registration.cpus.with_local_table(&cpu, |state, events| {
-            f(registration, events, state, ev, window)
+        // SAFETY: One of those callbacks runs, on the event's CPU with interrupts disabled.
+        let mut ev = unsafe { EventMut::new(ev) };
+        registration.cpus.with_local_events(irq, |state, events| {
+            f(&registration.driver, state, events, &mut ev)
         })
     }
 
@@ -958,14 +1127,15 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: perf core sets `event->pmu` to this PMU before calling its `event_init`.
             let registration = unsafe { Self::registration((*event).pmu) };
             // SAFETY: The event is being initialised by this callback.
-            let event = unsafe { PerfEvent::from_raw(event) };
-            let init = EventInit { event };
-            registration.driver.event_init(event, &init)?;
+            let ev = unsafe { PerfEvent::from_raw(event) };
+            // SAFETY: The event is not visible to anyone else before `event_init` returns.
+            let mut init = EventInit(unsafe { EventMut::new(ev) });
+            registration.driver.event_init(&mut init)?;
             if T::HAS_DESTROY {
                 // SAFETY: The event is being initialised by this callback and perf core does not
                 // touch `destroy` until it frees the event (or fails its setup right after this
                 // callback), when it calls it once.
-                unsafe { (*event.as_raw()).destroy = Some(Self::destroy_callback) };
+                unsafe { (*event).destroy = Some(Self::destroy_callback) };
             }
             Ok(0)
         })
@@ -992,10 +1162,9 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn add_callback(event: *mut bindings::perf_event, flags: c_int) -> c_int {
         // SAFETY: Guaranteed by the caller.
         let added = unsafe {
-            Self::with_state(event, |reg, events, state, ev, window| {
-                reg.driver
-                    .add(state, ev, EventFlags::from_raw(flags), window)?;
-                events.set(usize::try_from(ev.hw().idx()).ok(), event);
+            Self::with_state(event, |driver, state, events, ev| {
+                driver.add(state, ev, EventOpFlags::from_raw(flags))?;
+                events.record(ev.hw().idx(), event);
                 Ok::<(), Error>(())
             })
         };
@@ -1012,19 +1181,23 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn del_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
         let deleted = unsafe {
-            Self::with_state(event, |reg, events, state, ev, window| {
-                events.clear(usize::try_from(ev.hw().idx()).ok(), event);
-                reg.driver
-                    .del(state, ev, EventFlags::from_raw(flags), window);
+            Self::with_state(event, |driver, state, events, ev| {
+                events.forget(ev.hw().idx(), event);
+                driver.del(state, ev, EventOpFlags::from_raw(flags));
             })
         };
         if deleted.is_none() {
-            // The driver could not run; the event must still leave the table.
+            // The driver could not run (its state was borrowed, which was warned about); the event
+            // must still leave the table.
             // SAFETY: As in `with_state`.
-            let cpu = unsafe { LocalCpu::new() };
+            let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
             // SAFETY: Guaranteed by the caller.
             let registration = unsafe { Self::registration((*event).pmu) };
-            registration.cpus.clear_event(&cpu, event);
+            registration
+                .cpus
+                .0
+                .get(irq)
+                .with(|cpu| cpu.events.forget(-1, event));
         }
     }
 
@@ -1034,9 +1207,8 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn start_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
         unsafe {
-            Self::with_state(event, |reg, _, state, ev, window| {
-                reg.driver
-                    .start(state, ev, EventFlags::from_raw(flags), window)
+            Self::with_state(event, |driver, state, _, ev| {
+                driver.start(state, ev, EventOpFlags::from_raw(flags))
             })
         };
     }
@@ -1047,9 +1219,8 @@ impl<T: Driver> Adapter<T> {
     unsafe extern "C" fn stop_callback(event: *mut bindings::perf_event, flags: c_int) {
         // SAFETY: Guaranteed by the caller.
         unsafe {
-            Self::with_state(event, |reg, _, state, ev, window| {
-                reg.driver
-                    .stop(state, ev, EventFlags::from_raw(flags), window)
+            Self::with_state(event, |driver, state, _, ev| {
+                driver.stop(state, ev, EventOpFlags::from_raw(flags))
             })
         };
     }
@@ -1059,7 +1230,34 @@ impl<T: Driver> Adapter<T> {
     /// `event` must be passed by perf core to the `read` callback.
     unsafe extern "C" fn read_callback(event: *mut bindings::perf_event) {
         // SAFETY: Guaranteed by the caller.
-        unsafe { Self::with_state(event, |reg, _, state, ev, _| reg.driver.read(state, ev)) };
+        unsafe { Self::with_state(event, |driver, state, _, ev| driver.read(state, ev)) };
+    }
+
+    /// Runs `f` with the driver and this CPU's state, in `pmu_disable` or `pmu_enable`.
+    ///
+    /// # Safety
+    ///
+    /// `pmu` must be passed by perf core to the `pmu_disable` or `pmu_enable` callback.
+    #[inline(always)]
+    unsafe fn with_pmu_state(pmu: *mut bindings::pmu, f: impl FnOnce(&T, &mut T::CpuState)) {
+        // SAFETY: Guaranteed by the caller.
+        let registration = unsafe { Self::registration(pmu) };
+        // perf core calls `pmu_disable` and `pmu_enable` (`perf_pmu_disable()`,
+        // `perf_pmu_enable()`) with interrupts disabled: from the scheduler, under the context
+        // lock, from cross-CPU calls and the tick, around the callbacks above.
+        // SAFETY: So interrupts are disabled on this CPU for the call.
+        let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
+        registration
+            .cpus
+            .with_local(irq, |state| f(&registration.driver, state));
+    }
+
+    /// # Safety
+    ///
+    /// `pmu` must be passed by perf core to the `pmu_disable` callback.
+    unsafe extern "C" fn pmu_disable_callback(pmu: *mut bindings::pmu) {
+        // SAFETY: Guaranteed by the caller.
+        unsafe { Self::with_pmu_state(pmu, |driver, state| driver.pmu_disable(state)) };
     }
 
     /// # Safety
@@ -1067,18 +1265,8 @@ impl<T: Driver> Adapter<T> {
     /// `pmu` must be passed by perf core to the `pmu_enable` callback.
     unsafe extern "C" fn pmu_enable_callback(pmu: *mut bindings::pmu) {
         // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(pmu) };
-        // SAFETY: perf core calls `pmu_enable` with interrupts disabled, on the CPU whose events
-        // the window bracketed.
-        let cpu = unsafe { LocalCpu::new() };
-        registration
-            .cpus
-            .with_local(&cpu, |state| registration.driver.pmu_enable(state));
+        unsafe { Self::with_pmu_state(pmu, |driver, state| driver.pmu_enable(state)) };
     }
-
-    /// `pmu_disable` of a driver with [`Driver::pmu_enable`]: perf core counts the window itself
-    /// (`pmu_disable_count`), which the driver reads through [`PmuWindow`].
-    extern "C" fn pmu_disable_empty(_pmu: *mut bindings::pmu) {}
 
     /// # Safety
     ///
@@ -1130,7 +1318,7 @@ impl<T: Driver> Adapter<T> {
         let registration = unsafe { Self::registration((*event).pmu) };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let event = unsafe { PerfEvent::from_raw(event) };
-        registration.driver.event_mapped(event);
+        registration.driver.event_mapped(&MappedEvent(event));
     }
 
     /// # Safety
@@ -1145,6 +1333,6 @@ impl<T: Driver> Adapter<T> {
         let registration = unsafe { Self::registration((*event).pmu) };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
         let event = unsafe { PerfEvent::from_raw(event) };
-        registration.driver.event_unmapped(event);
+        registration.driver.event_unmapped(&MappedEvent(event));
     }
 }

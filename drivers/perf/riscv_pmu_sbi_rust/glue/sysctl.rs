@@ -19,6 +19,26 @@ use kernel::{
 };
 
 /// An integer sysctl under `kernel.` (`proc_dointvec_minmax()`), its value kept in a static.
+///
+/// # Examples
+///
+/// ```ignore
+/// static USER_ACCESS: AtomicI32 = AtomicI32::new(1);
+///
+/// struct UserAccess;
+///
+/// impl IntSysctl for UserAccess {
+///     const NAME: &'static CStr = c_str!("perf_user_access");
+///     const MIN: i32 = 0;
+///     const MAX: i32 = 2;
+///
+///     fn value() -> &'static AtomicI32 {
+///         &USER_ACCESS
+///     }
+///
+///     fn changed(_old: i32, _new: i32) {}
+/// }
+/// ```
 pub(crate) trait IntSysctl: 'static {
     /// The name in `/proc/sys/kernel/`.
     const NAME: &'static CStr;
@@ -41,6 +61,12 @@ pub(crate) trait IntSysctl: 'static {
 /// # Invariants
 ///
 /// `header` is the header `register_sysctl_sz()` returned for `table`, not unregistered yet.
+///
+/// # Examples
+///
+/// ```ignore
+/// let sysctl = KBox::pin_init(sysctl::Registration::<UserAccess>::new(), GFP_KERNEL)?;
+/// ```
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: IntSysctl> {
     /// The table, and the bounds its `extra1` and `extra2` point to. The sysctl core keeps pointers

@@ -14,8 +14,8 @@
 //! ```
 //!
 //! An `events/` directory whose entries depend on the hardware (`PMU_EVENT_ATTR_ID()` with an
-//! `is_visible` callback in C) is built the same way from [`PmuEventAttr`]s, [`PmuEventAttrs`] and
-//! [`AttributeGroup::with_events`]; an [`EventList`] says which events are listed and what each
+//! `is_visible` callback in C) is built the same way from [`PmuEventAttr`]s, [`Attributes::events`]
+//! and [`AttributeGroup::with_events`]; an [`EventList`] says which events are listed and what each
 //! file reads.
 //!
 //! Attributes in static memory need no `sysfs_attr_init()`: lockdep accepts their embedded key.
@@ -29,6 +29,24 @@ use kernel::{
     types::Opaque,
 };
 
+/// A read-only `struct device_attribute` named `name` whose file `show` writes.
+const fn device_attr(
+    name: &'static CStr,
+    show: unsafe extern "C" fn(
+        *mut bindings::device,
+        *mut bindings::device_attribute,
+        *mut c_char,
+    ) -> isize,
+) -> Opaque<bindings::device_attribute> {
+    // SAFETY: All-zero is a valid `device_attribute`: null pointers, no callbacks, and a lockdep
+    // key that lockdep initialises itself for static objects.
+    let mut attr: bindings::device_attribute = unsafe { mem::zeroed() };
+    attr.attr.name = name.as_char_ptr();
+    attr.attr.mode = 0o444;
+    attr.show = Some(show);
+    Opaque::new(attr)
+}
+
 /// A read-only attribute whose file shows a fixed string, like `PMU_FORMAT_ATTR()`.
 ///
 /// # Invariants
@@ -36,6 +54,12 @@ use kernel::{
 /// `attr` is a valid `struct device_attribute` with mode 0444, `show` set to
 /// [`FormatAttr::show`] and no `store`; it is the first field, so a pointer to it is a pointer to
 /// the whole `FormatAttr`.
+///
+/// # Examples
+///
+/// ```ignore
+/// static FORMAT_EVENT: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-47"));
+/// ```
 #[repr(C)]
 pub(crate) struct FormatAttr {
     attr: Opaque<bindings::device_attribute>,
@@ -48,15 +72,9 @@ unsafe impl Sync for FormatAttr {}
 impl FormatAttr {
     /// Creates the attribute `name`, whose file reads `value` followed by a newline.
     pub(crate) const fn new(name: &'static CStr, value: &'static CStr) -> Self {
-        // SAFETY: All-zero is a valid `device_attribute`: null pointers, no callbacks, and a
-        // lockdep key that lockdep initialises itself for static objects.
-        let mut attr: bindings::device_attribute = unsafe { mem::zeroed() };
-        attr.attr.name = name.as_char_ptr();
-        attr.attr.mode = 0o444;
-        attr.show = Some(Self::show);
         // INVARIANT: The attribute is read-only and shows `value`.
         Self {
-            attr: Opaque::new(attr),
+            attr: device_attr(name, Self::show),
             value,
         }
     }
@@ -89,6 +107,24 @@ impl FormatAttr {
 
 /// The events of an `events/` directory, numbered from 0 in the order of their
 /// [`PmuEventAttrs`]: which of them the hardware has, and the `event=` value of each.
+///
+/// # Examples
+///
+/// ```ignore
+/// struct Events;
+///
+/// impl EventList for Events {
+///     fn listed(id: usize) -> bool {
+///         id == 0
+///     }
+///     fn any_listed() -> bool {
+///         true
+///     }
+///     fn config(_id: usize) -> u64 {
+///         0x1
+///     }
+/// }
+/// ```
 pub(crate) trait EventList: 'static {
     /// Whether event `id` is listed.
     fn listed(id: usize) -> bool;
@@ -106,6 +142,13 @@ pub(crate) trait EventList: 'static {
 /// `attr` is a valid `struct device_attribute` with mode 0444, `show` set to
 /// [`PmuEventAttr::show`] and no `store`; it is the first field, so a pointer to it is a pointer to
 /// the whole `PmuEventAttr`.
+///
+/// # Examples
+///
+/// ```ignore
+/// static EVENT_ATTRS: [PmuEventAttr<Events>; 1] = [PmuEventAttr::new(c_str!("cpu-cycles"), 0)];
+/// static EVENT_LIST: Attributes<1, Events> = Attributes::events(&EVENT_ATTRS);
+/// ```
 #[repr(C)]
 pub(crate) struct PmuEventAttr<T: EventList> {
     attr: Opaque<bindings::device_attribute>,
@@ -119,15 +162,9 @@ unsafe impl<T: EventList> Sync for PmuEventAttr<T> {}
 impl<T: EventList> PmuEventAttr<T> {
     /// Creates the attribute `name` for event `id` of `T`.
     pub(crate) const fn new(name: &'static CStr, id: usize) -> Self {
-        // SAFETY: All-zero is a valid `device_attribute`: null pointers, no callbacks, and a
-        // lockdep key that lockdep initialises itself for static objects.
-        let mut attr: bindings::device_attribute = unsafe { mem::zeroed() };
-        attr.attr.name = name.as_char_ptr();
-        attr.attr.mode = 0o444;
-        attr.show = Some(Self::show);
         // INVARIANT: The attribute is read-only and shows the event's value.
         Self {
-            attr: Opaque::new(attr),
+            attr: device_attr(name, Self::show),
             id,
             _list: PhantomData,
         }
@@ -159,24 +196,32 @@ impl<T: EventList> PmuEventAttr<T> {
     }
 }
 
-/// A NULL-terminated array of the `N` events of an [`EventList`], event `i` at index `i`.
+/// A NULL-terminated array of `N` attributes, as `struct attribute_group::attrs` wants it: format
+/// attributes, or the events of the [`EventList`] `T`.
 ///
 /// # Invariants
 ///
-/// `list` holds pointers to `'static` attributes and `end` is null, right after them (`repr(C)`).
+/// `list` holds pointers to `'static` attributes and `end` is null, right after them (`repr(C)`);
+/// with an [`EventList`] `T`, entry `i` is event `i` of `T`.
+///
+/// # Examples
+///
+/// ```ignore
+/// static FORMAT_ATTRS: Attributes<1> = Attributes::new([&FORMAT_EVENT]);
+/// ```
 #[repr(C)]
-pub(crate) struct PmuEventAttrs<T: EventList, const N: usize> {
+pub(crate) struct Attributes<const N: usize, T = ()> {
     list: [*mut bindings::attribute; N],
     end: *mut bindings::attribute,
     _list: PhantomData<T>,
 }
 
 // SAFETY: The pointers refer to `Sync` statics and are never written after construction.
-unsafe impl<T: EventList, const N: usize> Sync for PmuEventAttrs<T, N> {}
+unsafe impl<const N: usize, T> Sync for Attributes<N, T> {}
 
-impl<T: EventList, const N: usize> PmuEventAttrs<T, N> {
-    /// Collects `attrs` into a NULL-terminated array; the attribute at index `i` must be event `i`.
-    pub(crate) const fn new(attrs: &'static [PmuEventAttr<T>; N]) -> Self {
+impl<const N: usize> Attributes<N> {
+    /// Collects `attrs` into a NULL-terminated array.
+    pub(crate) const fn new(attrs: [&'static FormatAttr; N]) -> Self {
         let mut list = [ptr::null_mut(); N];
         let mut i = 0;
         while i < N {
@@ -192,33 +237,21 @@ impl<T: EventList, const N: usize> PmuEventAttrs<T, N> {
     }
 }
 
-/// A NULL-terminated array of `N` attributes, as `struct attribute_group::attrs` wants it.
-///
-/// # Invariants
-///
-/// `list` holds pointers to `'static` attributes and `end` is null, right after them (`repr(C)`).
-#[repr(C)]
-pub(crate) struct Attributes<const N: usize> {
-    list: [*mut bindings::attribute; N],
-    end: *mut bindings::attribute,
-}
-
-// SAFETY: The pointers refer to `Sync` statics and are never written after construction.
-unsafe impl<const N: usize> Sync for Attributes<N> {}
-
-impl<const N: usize> Attributes<N> {
-    /// Collects `attrs` into a NULL-terminated array.
-    pub(crate) const fn new(attrs: [&'static FormatAttr; N]) -> Self {
+impl<const N: usize, T: EventList> Attributes<N, T> {
+    /// Collects the events of `T` into a NULL-terminated array, event `i` at index `i`.
+    pub(crate) const fn events(attrs: &'static [PmuEventAttr<T>; N]) -> Self {
         let mut list = [ptr::null_mut(); N];
         let mut i = 0;
         while i < N {
             list[i] = attrs[i].as_raw();
             i += 1;
         }
-        // INVARIANT: Every entry points to a static attribute and the array is NULL-terminated.
+        // INVARIANT: Every entry points to a static attribute and the array is NULL-terminated;
+        // entry `i` is `attrs[i]`, event `i`.
         Self {
             list,
             end: ptr::null_mut(),
+            _list: PhantomData,
         }
     }
 }
@@ -229,6 +262,13 @@ impl<const N: usize> Attributes<N> {
 ///
 /// `group` is a valid `struct attribute_group` whose `attrs` is a NULL-terminated array of
 /// static attributes.
+///
+/// # Examples
+///
+/// ```ignore
+/// static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS);
+/// static EVENTS_GROUP: AttributeGroup = AttributeGroup::with_events(c_str!("events"), &EVENT_LIST);
+/// ```
 #[repr(transparent)]
 pub(crate) struct AttributeGroup {
     group: Opaque<bindings::attribute_group>,
@@ -243,27 +283,30 @@ impl AttributeGroup {
         name: &'static CStr,
         attrs: &'static Attributes<N>,
     ) -> Self {
-        // SAFETY: All-zero is a valid `attribute_group`: null pointers and no callbacks.
-        let mut group: bindings::attribute_group = unsafe { mem::zeroed() };
-        group.name = name.as_char_ptr();
-        // CAST: sysfs never writes through `attrs`; the C type is not `const` only by history.
-        group.attrs = ptr::addr_of!(attrs.list)
-            .cast::<*mut bindings::attribute>()
-            .cast_mut();
         // INVARIANT: `Attributes` is NULL-terminated and refers to static attributes.
         Self {
-            group: Opaque::new(group),
+            group: Opaque::new(Self::raw(name, attrs)),
         }
     }
-}
 
-impl AttributeGroup {
     /// Creates the group `name` listing the events of `T` that [`EventList::listed`] says exist
     /// when the group is created; without any, the directory is not created at all.
     pub(crate) const fn with_events<T: EventList, const N: usize>(
         name: &'static CStr,
-        attrs: &'static PmuEventAttrs<T, N>,
+        attrs: &'static Attributes<N, T>,
     ) -> Self {
+        let mut group = Self::raw(name, attrs);
+        group.is_visible = Some(Self::event_is_visible::<T>);
+        // INVARIANT: As in `new`.
+        Self {
+            group: Opaque::new(group),
+        }
+    }
+
+    const fn raw<const N: usize, T>(
+        name: &'static CStr,
+        attrs: &'static Attributes<N, T>,
+    ) -> bindings::attribute_group {
         // SAFETY: All-zero is a valid `attribute_group`: null pointers and no callbacks.
         let mut group: bindings::attribute_group = unsafe { mem::zeroed() };
         group.name = name.as_char_ptr();
@@ -271,11 +314,7 @@ impl AttributeGroup {
         group.attrs = ptr::addr_of!(attrs.list)
             .cast::<*mut bindings::attribute>()
             .cast_mut();
-        group.is_visible = Some(Self::event_is_visible::<T>);
-        // INVARIANT: `PmuEventAttrs` is NULL-terminated and refers to static attributes.
-        Self {
-            group: Opaque::new(group),
-        }
+        group
     }
 
     /// The `is_visible` callback of an events group: attribute `n` is event `n`.
@@ -308,6 +347,12 @@ impl AttributeGroup {
 /// # Invariants
 ///
 /// `list` holds pointers to `'static` groups and `end` is null, right after them (`repr(C)`).
+///
+/// # Examples
+///
+/// ```ignore
+/// static GROUPS: AttributeGroups<2> = AttributeGroups::new([&FORMAT_GROUP, &EVENTS_GROUP]);
+/// ```
 #[repr(C)]
 pub(crate) struct AttributeGroups<const N: usize> {
     list: [*const bindings::attribute_group; N],

@@ -126,86 +126,72 @@ impl Fid {
     }
 }
 
-/// An SBI error code (the "Standard SBI Errors" table of the base specification; the PMU tables 7, 9,
-/// 11, 13, 14, 15, 17 and 19 say which ones each PMU function returns).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SbiError {
+/// Defines [`SbiError`] from one table of the SBI error codes, so that its decoding
+/// ([`SbiError::from_code`]) and encoding ([`SbiError::code`]) cannot disagree.
+macro_rules! sbi_errors {
+    ($($(#[$doc:meta])* $variant:ident = $code:literal,)*) => {
+        /// An SBI error code (the "Standard SBI Errors" table of the base specification; the PMU
+        /// tables 7, 9, 11, 13, 14, 15, 17 and 19 say which ones each PMU function returns).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum SbiError {
+            $($(#[$doc])* $variant,)*
+            /// Any other non-zero code; a newer specification may define it.
+            Unknown(isize),
+        }
+
+        impl SbiError {
+            /// The error for a non-zero `sbiret.error`, or `None` for SBI_SUCCESS (0).
+            pub const fn from_code(code: isize) -> Option<Self> {
+                Some(match code {
+                    0 => return None,
+                    $($code => SbiError::$variant,)*
+                    other => SbiError::Unknown(other),
+                })
+            }
+
+            /// The `sbiret.error` value of this error.
+            pub const fn code(self) -> isize {
+                match self {
+                    $(SbiError::$variant => $code,)*
+                    SbiError::Unknown(code) => code,
+                }
+            }
+        }
+    };
+}
+
+sbi_errors! {
     /// SBI_ERR_FAILED (-1).
-    Failed,
+    Failed = -1,
     /// SBI_ERR_NOT_SUPPORTED (-2).
-    NotSupported,
+    NotSupported = -2,
     /// SBI_ERR_INVALID_PARAM (-3).
-    InvalidParam,
+    InvalidParam = -3,
     /// SBI_ERR_DENIED (-4).
-    Denied,
+    Denied = -4,
     /// SBI_ERR_INVALID_ADDRESS (-5).
-    InvalidAddress,
+    InvalidAddress = -5,
     /// SBI_ERR_ALREADY_AVAILABLE (-6).
-    AlreadyAvailable,
+    AlreadyAvailable = -6,
     /// SBI_ERR_ALREADY_STARTED (-7).
-    AlreadyStarted,
+    AlreadyStarted = -7,
     /// SBI_ERR_ALREADY_STOPPED (-8).
-    AlreadyStopped,
+    AlreadyStopped = -8,
     /// SBI_ERR_NO_SHMEM (-9).
-    NoShmem,
+    NoShmem = -9,
     /// SBI_ERR_INVALID_STATE (-10).
-    InvalidState,
+    InvalidState = -10,
     /// SBI_ERR_BAD_RANGE (-11).
-    BadRange,
+    BadRange = -11,
     /// SBI_ERR_TIMEOUT (-12).
-    Timeout,
+    Timeout = -12,
     /// SBI_ERR_IO (-13).
-    Io,
+    Io = -13,
     /// SBI_ERR_DENIED_LOCKED (-14).
-    DeniedLocked,
-    /// Any other non-zero code; a newer specification may define it.
-    Unknown(isize),
+    DeniedLocked = -14,
 }
 
 impl SbiError {
-    /// The error for a non-zero `sbiret.error`, or `None` for SBI_SUCCESS (0).
-    pub const fn from_code(code: isize) -> Option<Self> {
-        Some(match code {
-            0 => return None,
-            -1 => SbiError::Failed,
-            -2 => SbiError::NotSupported,
-            -3 => SbiError::InvalidParam,
-            -4 => SbiError::Denied,
-            -5 => SbiError::InvalidAddress,
-            -6 => SbiError::AlreadyAvailable,
-            -7 => SbiError::AlreadyStarted,
-            -8 => SbiError::AlreadyStopped,
-            -9 => SbiError::NoShmem,
-            -10 => SbiError::InvalidState,
-            -11 => SbiError::BadRange,
-            -12 => SbiError::Timeout,
-            -13 => SbiError::Io,
-            -14 => SbiError::DeniedLocked,
-            other => SbiError::Unknown(other),
-        })
-    }
-
-    /// The `sbiret.error` value of this error.
-    pub const fn code(self) -> isize {
-        match self {
-            SbiError::Failed => -1,
-            SbiError::NotSupported => -2,
-            SbiError::InvalidParam => -3,
-            SbiError::Denied => -4,
-            SbiError::InvalidAddress => -5,
-            SbiError::AlreadyAvailable => -6,
-            SbiError::AlreadyStarted => -7,
-            SbiError::AlreadyStopped => -8,
-            SbiError::NoShmem => -9,
-            SbiError::InvalidState => -10,
-            SbiError::BadRange => -11,
-            SbiError::Timeout => -12,
-            SbiError::Io => -13,
-            SbiError::DeniedLocked => -14,
-            SbiError::Unknown(code) => code,
-        }
-    }
-
     /// The positive Linux errno Linux 6.12's `sbi_err_map_linux_errno()` gives for this error; the C
     /// driver returns it when `counter_config_matching` fails in `pmu_sbi_ctr_get_idx()`.
     pub const fn to_errno(self) -> i32 {
@@ -221,10 +207,7 @@ impl SbiError {
 /// Turns an `sbiret` pair into a `Result`: `Ok(value)` when `error` is SBI_SUCCESS.
 #[inline]
 pub fn sbi_result(error: isize, value: usize) -> Result<usize, SbiError> {
-    match SbiError::from_code(error) {
-        None => Ok(value),
-        Some(err) => Err(err),
-    }
+    SbiError::from_code(error).map_or(Ok(value), Err)
 }
 
 /// The counter type in bit XLEN-1 of `counter_info` (function #1).
@@ -302,15 +285,11 @@ impl CounterInfo {
     /// minus `CSR_CYCLE`), which is its bit in `scountovf`.
     #[inline]
     pub const fn hw_index(self) -> Option<u8> {
-        if matches!(self.kind, CounterKind::Hardware)
-            && self.csr >= CSR_CYCLE
-            && self.csr <= CSR_HPMCOUNTER31
-        {
-            // The range check above bounds the difference to 0..=31.
-            Some((self.csr - CSR_CYCLE) as u8)
-        } else {
-            None
+        if self.is_firmware() || self.csr < CSR_CYCLE || self.csr > CSR_HPMCOUNTER31 {
+            return None;
         }
+        // The range check above bounds the difference to 0..=31.
+        Some((self.csr - CSR_CYCLE) as u8)
     }
 }
 
@@ -347,13 +326,11 @@ bitflags! {
 
 impl CfgFlags {
     /// The five event filtering hints (`config_flags[3:7]`), which firmware may ignore or override.
-    pub const INHIBIT_HINTS: Self = Self::from_bits_retain(
-        Self::SET_VUINH.bits()
-            | Self::SET_VSINH.bits()
-            | Self::SET_UINH.bits()
-            | Self::SET_SINH.bits()
-            | Self::SET_MINH.bits(),
-    );
+    pub const INHIBIT_HINTS: Self = Self::SET_VUINH
+        .union(Self::SET_VSINH)
+        .union(Self::SET_UINH)
+        .union(Self::SET_SINH)
+        .union(Self::SET_MINH);
 }
 
 bitflags! {
@@ -380,36 +357,117 @@ bitflags! {
     }
 }
 
-/// The event type in `event_idx[19:16]` (Table 1, "PMU Event Type").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum EventType {
-    /// Type #0: hardware general events (Table 2).
-    Hardware = 0,
-    /// Type #1: hardware cache events (Tables 3 to 5).
-    Cache = 1,
-    /// Type #2: hardware raw events (deprecated), `event_data` holds mhpmeventX bits 47:0.
-    Raw = 2,
-    /// Type #3: hardware raw events v2 (SBI v3.0), `event_data` holds mhpmeventX bits 55:0.
-    RawV2 = 3,
-    /// Type #15: firmware events (Table 6).
-    Firmware = 15,
+/// Defines enums whose discriminants are the IDs of a table of the specification, each with `ALL`,
+/// its values in ID order, and a `const fn` decoding an ID (`None` for IDs the table does not define),
+/// so that every table is written once.
+macro_rules! id_enums {
+    ($(
+        $(#[$doc:meta])*
+        pub enum $name:ident: $repr:ty, $from:ident($arg:ty), $n:literal {
+            $($(#[$vdoc:meta])* $variant:ident = $id:literal,)*
+        }
+    )*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr($repr)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant = $id,)*
+        }
+
+        impl $name {
+            /// The values of the table, in ID order.
+            pub const ALL: [$name; $n] = [$($name::$variant),*];
+
+            /// The value for an ID of the table, or `None` for an ID it does not define.
+            #[inline]
+            pub const fn $from(raw: $arg) -> Option<Self> {
+                match raw {
+                    $($id => Some($name::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+
+id_enums! {
+    /// The event type in `event_idx[19:16]` (Table 1, "PMU Event Type").
+    pub enum EventType: u8, from_raw(u32), 5 {
+        /// Type #0: hardware general events (Table 2).
+        Hardware = 0,
+        /// Type #1: hardware cache events (Tables 3 to 5).
+        Cache = 1,
+        /// Type #2: hardware raw events (deprecated), `event_data` holds mhpmeventX bits 47:0.
+        Raw = 2,
+        /// Type #3: hardware raw events v2 (SBI v3.0), `event_data` holds mhpmeventX bits 55:0.
+        RawV2 = 3,
+        /// Type #15: firmware events (Table 6).
+        Firmware = 15,
+    }
+
+    /// Hardware general events (Table 2, "PMU Hardware Events"); the discriminant is the event code.
+    /// `from_code` returns `None` for SBI_PMU_HW_NO_EVENT (0) and undefined codes.
+    pub enum HwGeneralEvent: u16, from_code(u16), 10 {
+        /// SBI_PMU_HW_CPU_CYCLES: each CPU cycle.
+        CpuCycles = 1,
+        /// SBI_PMU_HW_INSTRUCTIONS: each completed instruction.
+        Instructions = 2,
+        /// SBI_PMU_HW_CACHE_REFERENCES: cache hit.
+        CacheReferences = 3,
+        /// SBI_PMU_HW_CACHE_MISSES: cache miss.
+        CacheMisses = 4,
+        /// SBI_PMU_HW_BRANCH_INSTRUCTIONS: a branch instruction.
+        BranchInstructions = 5,
+        /// SBI_PMU_HW_BRANCH_MISSES: a branch misprediction.
+        BranchMisses = 6,
+        /// SBI_PMU_HW_BUS_CYCLES: each bus cycle.
+        BusCycles = 7,
+        /// SBI_PMU_HW_STALLED_CYCLES_FRONTEND: a stalled cycle in the frontend.
+        StalledCyclesFrontend = 8,
+        /// SBI_PMU_HW_STALLED_CYCLES_BACKEND: a stalled cycle in the backend.
+        StalledCyclesBackend = 9,
+        /// SBI_PMU_HW_REF_CPU_CYCLES: each reference CPU cycle.
+        RefCpuCycles = 10,
+    }
+
+    /// Cache event IDs (Table 3, "PMU Cache Event ID"); they equal perf's `PERF_COUNT_HW_CACHE_*` ids.
+    pub enum CacheId: u16, from_raw(u16), 7 {
+        /// SBI_PMU_HW_CACHE_L1D: level 1 data cache.
+        L1d = 0,
+        /// SBI_PMU_HW_CACHE_L1I: level 1 instruction cache.
+        L1i = 1,
+        /// SBI_PMU_HW_CACHE_LL: last level cache.
+        Ll = 2,
+        /// SBI_PMU_HW_CACHE_DTLB: data TLB.
+        Dtlb = 3,
+        /// SBI_PMU_HW_CACHE_ITLB: instruction TLB.
+        Itlb = 4,
+        /// SBI_PMU_HW_CACHE_BPU: branch predictor unit.
+        Bpu = 5,
+        /// SBI_PMU_HW_CACHE_NODE: NUMA node cache.
+        Node = 6,
+    }
+
+    /// Cache operation IDs (Table 4, "PMU Cache Operation ID").
+    pub enum CacheOp: u16, from_raw(u16), 3 {
+        /// SBI_PMU_HW_CACHE_OP_READ: read cache line.
+        Read = 0,
+        /// SBI_PMU_HW_CACHE_OP_WRITE: write cache line.
+        Write = 1,
+        /// SBI_PMU_HW_CACHE_OP_PREFETCH: prefetch cache line.
+        Prefetch = 2,
+    }
+
+    /// Cache operation result IDs (Table 5, "PMU Cache Operation Result ID").
+    pub enum CacheResult: u16, from_raw(u16), 2 {
+        /// SBI_PMU_HW_CACHE_RESULT_ACCESS: cache access.
+        Access = 0,
+        /// SBI_PMU_HW_CACHE_RESULT_MISS: cache miss.
+        Miss = 1,
+    }
 }
 
 impl EventType {
-    /// The type for a 4-bit type field, or `None` for the values Table 1 does not define.
-    #[inline]
-    pub const fn from_raw(raw: u32) -> Option<Self> {
-        match raw {
-            0 => Some(EventType::Hardware),
-            1 => Some(EventType::Cache),
-            2 => Some(EventType::Raw),
-            3 => Some(EventType::RawV2),
-            15 => Some(EventType::Firmware),
-            _ => None,
-        }
-    }
-
     /// The 4-bit value of the type field.
     #[inline]
     pub const fn raw(self) -> u32 {
@@ -502,6 +560,17 @@ impl EventIdx {
         }
     }
 
+    /// The fixed counter a hardware general event may always use, as a bitmap of hardware counters
+    /// (bit `n` = `mhpmcounterN`): `cycle` (bit 0) for cycles, `instret` (bit 2) for instructions,
+    /// none for every other event.
+    pub const fn fixed_counter(self) -> u32 {
+        match self.hw_event() {
+            Some(HwGeneralEvent::CpuCycles) => 0b001,
+            Some(HwGeneralEvent::Instructions) => 0b100,
+            _ => 0,
+        }
+    }
+
     /// The cache, operation and result of a type #1 event, when all three are defined by Tables 3 to 5.
     pub const fn cache_parts(self) -> Option<(CacheId, CacheOp, CacheResult)> {
         if !matches!(self.ty, EventType::Cache) {
@@ -517,165 +586,10 @@ impl EventIdx {
     }
 }
 
-/// Hardware general events (Table 2, "PMU Hardware Events"); the discriminant is the event code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u16)]
-pub enum HwGeneralEvent {
-    /// SBI_PMU_HW_CPU_CYCLES: each CPU cycle.
-    CpuCycles = 1,
-    /// SBI_PMU_HW_INSTRUCTIONS: each completed instruction.
-    Instructions = 2,
-    /// SBI_PMU_HW_CACHE_REFERENCES: cache hit.
-    CacheReferences = 3,
-    /// SBI_PMU_HW_CACHE_MISSES: cache miss.
-    CacheMisses = 4,
-    /// SBI_PMU_HW_BRANCH_INSTRUCTIONS: a branch instruction.
-    BranchInstructions = 5,
-    /// SBI_PMU_HW_BRANCH_MISSES: a branch misprediction.
-    BranchMisses = 6,
-    /// SBI_PMU_HW_BUS_CYCLES: each bus cycle.
-    BusCycles = 7,
-    /// SBI_PMU_HW_STALLED_CYCLES_FRONTEND: a stalled cycle in the frontend.
-    StalledCyclesFrontend = 8,
-    /// SBI_PMU_HW_STALLED_CYCLES_BACKEND: a stalled cycle in the backend.
-    StalledCyclesBackend = 9,
-    /// SBI_PMU_HW_REF_CPU_CYCLES: each reference CPU cycle.
-    RefCpuCycles = 10,
-}
-
 impl HwGeneralEvent {
-    /// The ten events of Table 2 after SBI_PMU_HW_NO_EVENT, in code order.
-    pub const ALL: [HwGeneralEvent; 10] = [
-        HwGeneralEvent::CpuCycles,
-        HwGeneralEvent::Instructions,
-        HwGeneralEvent::CacheReferences,
-        HwGeneralEvent::CacheMisses,
-        HwGeneralEvent::BranchInstructions,
-        HwGeneralEvent::BranchMisses,
-        HwGeneralEvent::BusCycles,
-        HwGeneralEvent::StalledCyclesFrontend,
-        HwGeneralEvent::StalledCyclesBackend,
-        HwGeneralEvent::RefCpuCycles,
-    ];
-
-    /// The event for a code of Table 2, or `None` for SBI_PMU_HW_NO_EVENT and undefined codes.
-    pub const fn from_code(code: u16) -> Option<Self> {
-        match code {
-            1 => Some(HwGeneralEvent::CpuCycles),
-            2 => Some(HwGeneralEvent::Instructions),
-            3 => Some(HwGeneralEvent::CacheReferences),
-            4 => Some(HwGeneralEvent::CacheMisses),
-            5 => Some(HwGeneralEvent::BranchInstructions),
-            6 => Some(HwGeneralEvent::BranchMisses),
-            7 => Some(HwGeneralEvent::BusCycles),
-            8 => Some(HwGeneralEvent::StalledCyclesFrontend),
-            9 => Some(HwGeneralEvent::StalledCyclesBackend),
-            10 => Some(HwGeneralEvent::RefCpuCycles),
-            _ => None,
-        }
-    }
-
     /// The event code.
     pub const fn code(self) -> u16 {
         self as u16
-    }
-}
-
-/// Cache event IDs (Table 3, "PMU Cache Event ID"); they equal perf's `PERF_COUNT_HW_CACHE_*` ids.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u16)]
-pub enum CacheId {
-    /// SBI_PMU_HW_CACHE_L1D: level 1 data cache.
-    L1d = 0,
-    /// SBI_PMU_HW_CACHE_L1I: level 1 instruction cache.
-    L1i = 1,
-    /// SBI_PMU_HW_CACHE_LL: last level cache.
-    Ll = 2,
-    /// SBI_PMU_HW_CACHE_DTLB: data TLB.
-    Dtlb = 3,
-    /// SBI_PMU_HW_CACHE_ITLB: instruction TLB.
-    Itlb = 4,
-    /// SBI_PMU_HW_CACHE_BPU: branch predictor unit.
-    Bpu = 5,
-    /// SBI_PMU_HW_CACHE_NODE: NUMA node cache.
-    Node = 6,
-}
-
-impl CacheId {
-    /// The seven caches of Table 3, in ID order.
-    pub const ALL: [CacheId; 7] = [
-        CacheId::L1d,
-        CacheId::L1i,
-        CacheId::Ll,
-        CacheId::Dtlb,
-        CacheId::Itlb,
-        CacheId::Bpu,
-        CacheId::Node,
-    ];
-
-    /// The cache for an ID of Table 3.
-    pub const fn from_raw(raw: u16) -> Option<Self> {
-        match raw {
-            0 => Some(CacheId::L1d),
-            1 => Some(CacheId::L1i),
-            2 => Some(CacheId::Ll),
-            3 => Some(CacheId::Dtlb),
-            4 => Some(CacheId::Itlb),
-            5 => Some(CacheId::Bpu),
-            6 => Some(CacheId::Node),
-            _ => None,
-        }
-    }
-}
-
-/// Cache operation IDs (Table 4, "PMU Cache Operation ID").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u16)]
-pub enum CacheOp {
-    /// SBI_PMU_HW_CACHE_OP_READ: read cache line.
-    Read = 0,
-    /// SBI_PMU_HW_CACHE_OP_WRITE: write cache line.
-    Write = 1,
-    /// SBI_PMU_HW_CACHE_OP_PREFETCH: prefetch cache line.
-    Prefetch = 2,
-}
-
-impl CacheOp {
-    /// The three operations of Table 4, in ID order.
-    pub const ALL: [CacheOp; 3] = [CacheOp::Read, CacheOp::Write, CacheOp::Prefetch];
-
-    /// The operation for an ID of Table 4.
-    pub const fn from_raw(raw: u16) -> Option<Self> {
-        match raw {
-            0 => Some(CacheOp::Read),
-            1 => Some(CacheOp::Write),
-            2 => Some(CacheOp::Prefetch),
-            _ => None,
-        }
-    }
-}
-
-/// Cache operation result IDs (Table 5, "PMU Cache Operation Result ID").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u16)]
-pub enum CacheResult {
-    /// SBI_PMU_HW_CACHE_RESULT_ACCESS: cache access.
-    Access = 0,
-    /// SBI_PMU_HW_CACHE_RESULT_MISS: cache miss.
-    Miss = 1,
-}
-
-impl CacheResult {
-    /// The two results of Table 5, in ID order.
-    pub const ALL: [CacheResult; 2] = [CacheResult::Access, CacheResult::Miss];
-
-    /// The result for an ID of Table 5.
-    pub const fn from_raw(raw: u16) -> Option<Self> {
-        match raw {
-            0 => Some(CacheResult::Access),
-            1 => Some(CacheResult::Miss),
-            _ => None,
-        }
     }
 }
 

@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Counters and per-event state: what the platform offers (`PmuInfo`, the C driver's `cmask` and
-//! `pmu_ctr_list`), what perf keeps per event (`HwPerfEvent`, a copy of `struct hw_perf_event`), and
+//! `pmu_ctr_list`), what perf keeps per event ([`HwEvent`], `struct hw_perf_event` in place), and
 //! the counting arithmetic of `drivers/perf/riscv_pmu.c`: counter deltas that wrap at the counter
 //! width, and the sampling period with `left` clamped to half the counter range.
 
 use bitflags::bitflags;
 
 use crate::abi::{
-    CounterInfo, CounterKind, EventIdx, EventInfo, EventType, HwGeneralEvent, SbiError, SbiVersion,
+    CfgFlags, CounterInfo, CounterKind, EventIdx, EventInfo, EventType, SbiError, SbiVersion,
     StopFlags, RISCV_MAX_COUNTERS,
 };
 use crate::dt::DtPmuMaps;
 use crate::events::{
-    event_map, EventAttr, EventRequest, MapError, StdEvents, UserAccess, RISCV_PMU_RAW_EVENT_MASK,
-    RISCV_PMU_RAW_EVENT_V2_MASK,
+    event_map, raw_event, EventAttr, EventRequest, MapError, StdEvents, UserAccess,
 };
 use crate::firmware::Firmware;
 
@@ -32,7 +31,7 @@ bitflags! {
 bitflags! {
     /// `hw_perf_event::flags` of a RISC-V PMU event.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct EventFlags: u32 {
+    pub struct HwFlags: u32 {
         /// `PERF_EVENT_FLAG_NO_USER_ACCESS`: `perf_user_access` was 0 at event_init.
         const NO_USER_ACCESS = 1 << 0;
         /// `PERF_EVENT_FLAG_USER_ACCESS`: `perf_user_access` was 1 at event_init.
@@ -54,7 +53,7 @@ pub const IDX_NONE: i32 = -1;
 /// The per-event state perf keeps in `struct hw_perf_event`, read and written in place.
 ///
 /// The driver core never copies an event's state: it works on whatever implements this trait. In the
-/// kernel that is the event's own `hw_perf_event`; on the host it is [`HwPerfEvent`]. perf owns the
+/// kernel that is the event's own `hw_perf_event`; on the host a plain struct of the tests. perf owns the
 /// state per event, across CPUs, and the core never keeps a reference to it.
 pub trait HwEvent {
     /// `hwc->idx`: the logical counter, or [`IDX_NONE`].
@@ -74,9 +73,9 @@ pub trait HwEvent {
     /// Sets `hwc->config_base`.
     fn set_config_base(&mut self, config_base: usize);
     /// `hwc->flags`.
-    fn flags(&self) -> EventFlags;
+    fn flags(&self) -> HwFlags;
     /// Sets `hwc->flags`.
-    fn set_flags(&mut self, flags: EventFlags);
+    fn set_flags(&mut self, flags: HwFlags);
     /// `hwc->state`.
     fn state(&self) -> HesState;
     /// Sets `hwc->state`.
@@ -105,18 +104,15 @@ pub trait HwEvent {
     /// Who the event is (perf's `event->id`), so that a counter parked by the event goes back to
     /// that event only; 0 when unknown, and then any event of the same configuration may take it.
     fn owner(&self) -> u64;
-    /// `hwc->last_tag`, which RISC-V leaves to its driver: the counter the event last left plus one
-    /// (0: none), on whichever CPU. A hint only: the core checks it against the CPU's parked
-    /// counters before it takes one back.
+    /// The counter the event last left plus one (0: none), on whichever CPU. A hint only: the core
+    /// checks it against the CPU's parked counters before it takes one back.
     fn last_tag(&self) -> u64;
     /// Sets `hwc->last_tag`.
     fn set_last_tag(&mut self, last_tag: u64);
 
     /// The counter the event holds, when `idx` names one of the 64 possible counters.
     fn counter(&self) -> Option<usize> {
-        usize::try_from(self.idx())
-            .ok()
-            .filter(|i| *i < RISCV_MAX_COUNTERS)
+        counter_of(self.idx())
     }
 
     /// The `event_idx`, when `event_base` holds a valid one.
@@ -126,107 +122,85 @@ pub trait HwEvent {
 
     /// Whether the event samples.
     fn is_sampling(&self) -> bool {
-        self.flags().contains(EventFlags::SAMPLING)
+        self.flags().contains(HwFlags::SAMPLING)
     }
 }
 
-/// A plain [`HwEvent`]: the state of an event that is not a kernel `perf_event` (host tests, models).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct HwPerfEvent {
-    /// `hwc->idx`.
-    pub idx: i32,
-    /// `hwc->event_base`.
-    pub event_base: u32,
-    /// `hwc->config`.
-    pub config: u64,
-    /// `hwc->config_base`.
-    pub config_base: usize,
-    /// `hwc->flags`.
-    pub flags: EventFlags,
-    /// `hwc->state`.
-    pub state: HesState,
-    /// `hwc->prev_count`.
-    pub prev_count: u64,
-    /// `hwc->period_left`.
-    pub period_left: i64,
-    /// `hwc->sample_period`.
-    pub sample_period: u64,
-    /// `hwc->last_period`.
-    pub last_period: u64,
-    /// See [`HwEvent::cmask`].
-    pub cmask: u64,
-    /// See [`HwEvent::owner`].
-    pub owner: u64,
-    /// See [`HwEvent::last_tag`].
-    pub last_tag: u64,
-}
-
-impl Default for HwPerfEvent {
-    fn default() -> Self {
-        Self {
-            idx: IDX_NONE,
-            event_base: 0,
-            config: 0,
-            config_base: 0,
-            flags: EventFlags::empty(),
-            state: HesState::empty(),
-            prev_count: 0,
-            period_left: 0,
-            sample_period: 0,
-            last_period: 0,
-            cmask: 0,
-            owner: 0,
-            last_tag: 0,
+/// Defines [`HwPerfEvent`] from one list of its fields, each with the accessors of [`HwEvent`] of
+/// the same names and its default value.
+#[cfg(any(test, feature = "host"))]
+macro_rules! plain_event {
+    ($($(#[$doc:meta])* $get:ident $($set:ident)?: $ty:ty = $default:expr;)*) => {
+        /// A plain [`HwEvent`]: the state of an event that is not a kernel `perf_event`, for the
+        /// host tests and the firmware model (feature `host`; not in the kernel build).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub struct HwPerfEvent {
+            $($(#[$doc])* pub $get: $ty,)*
         }
-    }
-}
 
-/// Implements the accessors of [`HwEvent`] for a struct with the fields of the same names.
-macro_rules! plain_fields {
-    ($($get:ident $set:ident: $ty:ty;)*) => {
-        $(
-            fn $get(&self) -> $ty {
-                self.$get
+        impl Default for HwPerfEvent {
+            fn default() -> Self {
+                Self { $($get: $default,)* }
             }
-            fn $set(&mut self, value: $ty) {
-                self.$get = value;
-            }
-        )*
+        }
+
+        impl HwEvent for HwPerfEvent {
+            $(
+                fn $get(&self) -> $ty {
+                    self.$get
+                }
+                $(fn $set(&mut self, value: $ty) {
+                    self.$get = value;
+                })?
+            )*
+        }
     };
 }
 
-impl HwEvent for HwPerfEvent {
-    plain_fields! {
-        idx set_idx: i32;
-        event_base set_event_base: u32;
-        config set_config: u64;
-        config_base set_config_base: usize;
-        flags set_flags: EventFlags;
-        state set_state: HesState;
-        prev_count set_prev_count: u64;
-        period_left set_period_left: i64;
-        sample_period set_sample_period: u64;
-        last_period set_last_period: u64;
-        cmask set_cmask: u64;
-        last_tag set_last_tag: u64;
-    }
+#[cfg(any(test, feature = "host"))]
+plain_event! {
+    /// `hwc->idx`.
+    idx set_idx: i32 = IDX_NONE;
+    /// `hwc->event_base`.
+    event_base set_event_base: u32 = 0;
+    /// `hwc->config`.
+    config set_config: u64 = 0;
+    /// `hwc->config_base`.
+    config_base set_config_base: usize = 0;
+    /// `hwc->flags`.
+    flags set_flags: HwFlags = HwFlags::empty();
+    /// `hwc->state`.
+    state set_state: HesState = HesState::empty();
+    /// `hwc->prev_count`.
+    prev_count set_prev_count: u64 = 0;
+    /// `hwc->period_left`.
+    period_left set_period_left: i64 = 0;
+    /// `hwc->sample_period`.
+    sample_period set_sample_period: u64 = 0;
+    /// `hwc->last_period`.
+    last_period set_last_period: u64 = 0;
+    /// See [`HwEvent::cmask`].
+    cmask set_cmask: u64 = 0;
+    /// See [`HwEvent::owner`].
+    owner: u64 = 0;
+    /// See [`HwEvent::last_tag`].
+    last_tag set_last_tag: u64 = 0;
+}
 
-    fn owner(&self) -> u64 {
-        self.owner
-    }
+/// The counter `hwc->idx` names, when it names one of the 64 possible counters.
+#[inline]
+pub fn counter_of(idx: i32) -> Option<usize> {
+    let idx = usize::try_from(idx).ok()?;
+    (idx < RISCV_MAX_COUNTERS).then_some(idx)
 }
 
 /// The counters in `mask`, lowest first: the index of each set bit.
 #[inline]
-pub fn counters_in(mask: u64) -> impl Iterator<Item = usize> {
-    let mut bits = mask;
+pub fn counters_in(mut mask: u64) -> impl Iterator<Item = usize> {
     core::iter::from_fn(move || {
-        if bits == 0 {
-            return None;
-        }
         // CAST: trailing_zeros of a non-zero u64 is below 64.
-        let idx = bits.trailing_zeros() as usize;
-        bits &= bits - 1;
+        let idx = (mask != 0).then(|| mask.trailing_zeros() as usize)?;
+        mask &= mask - 1;
         Some(idx)
     })
 }
@@ -261,23 +235,20 @@ pub fn event_set_period(hw: &mut impl HwEvent, width_mask: u64) -> bool {
     // perf refuses periods with bit 63 set, so this only guards the conversion.
     let period = i64::try_from(hw.sample_period()).unwrap_or(i64::MAX);
     let mut left = hw.period_left();
-    let mut overflow = false;
-    if left <= -period {
-        left = period;
+    let overflow = left <= 0;
+    if overflow {
+        // Far behind (`left <= -period`), a new period starts; else the next one is shortened by
+        // what the last one overran.
+        left = if left <= -period {
+            period
+        } else {
+            left.saturating_add(period)
+        };
         hw.set_period_left(left);
         hw.set_last_period(hw.sample_period());
-        overflow = true;
-    }
-    if left <= 0 {
-        left = left.saturating_add(period);
-        hw.set_period_left(left);
-        hw.set_last_period(hw.sample_period());
-        overflow = true;
     }
     let max = (width_mask >> 1) as i64; // Half a u64 range always fits an i64.
-    if left > max {
-        left = max;
-    }
+    let left = left.min(max);
     // The counter starts at -left in two's complement, so it wraps after `left` events.
     hw.set_prev_count((left as u64).wrapping_neg());
     overflow
@@ -373,13 +344,10 @@ impl PmuInfo {
                     CounterKind::Hardware => info.hw_mask |= 1 << i,
                     CounterKind::Firmware => info.fw_mask |= 1 << i,
                 }
+                // Hardware counter numbers are below 32.
                 if let Some(h) = decoded.hw_index() {
-                    if let Some(slot) = info.logical_of_hw.get_mut(usize::from(h)) {
-                        *slot |= 1 << i;
-                    }
-                    if let Some(slot) = info.hw_of_logical.get_mut(i) {
-                        *slot = h;
-                    }
+                    info.logical_of_hw[usize::from(h)] |= 1 << i;
+                    info.hw_of_logical[i] = h;
                 }
             }
         }
@@ -389,11 +357,8 @@ impl PmuInfo {
     /// The decoded `counter_info` of a usable counter.
     #[inline]
     pub fn counter_info(&self, idx: usize) -> Option<CounterInfo> {
-        if idx < RISCV_MAX_COUNTERS && self.cmask & (1 << idx) != 0 {
-            self.ctr_info.get(idx).map(|raw| CounterInfo::decode(*raw))
-        } else {
-            None
-        }
+        let usable = idx < RISCV_MAX_COUNTERS && self.cmask & (1 << idx) != 0;
+        usable.then(|| CounterInfo::decode(self.ctr_info[idx]))
     }
 
     /// The raw `counter_info` word of a counter (0 for unusable ones).
@@ -430,27 +395,15 @@ impl PmuInfo {
     /// counter 0. When counter 0 is not usable the C driver reads a zeroed entry (a 1-bit mask); this
     /// takes the first usable counter instead.
     pub fn init_width_mask(&self) -> u64 {
-        let first = if self.cmask & 1 != 0 {
-            0
-        } else {
-            self.cmask.trailing_zeros() as usize
-        };
-        match self.counter_info(first) {
-            Some(info) => info.width_mask(),
-            None => u64::MAX,
-        }
+        let first = self.counter_info(self.cmask.trailing_zeros() as usize);
+        first.map_or(u64::MAX, CounterInfo::width_mask)
     }
 
     /// The hardware counters (bit `n` = `mhpmcounterN`) behind the usable hardware counters: the
     /// counters the device tree bitmaps may name on this platform.
     pub fn hw_counters(&self) -> u64 {
-        let mut bits = 0;
-        for (h, logical) in self.logical_of_hw.iter().enumerate() {
-            if logical & self.hw_mask != 0 {
-                bits |= 1 << h;
-            }
-        }
-        bits
+        let hw = counters_in(self.hw_mask).filter_map(|idx| self.csr_index(idx));
+        hw.fold(0, |bits, h| bits | 1 << h)
     }
 
     /// The logical counters of a set of hardware counters (bit `n` = `mhpmcounterN`, as in
@@ -481,12 +434,9 @@ impl PmuInfo {
         if matches!(event_idx.ty(), EventType::Firmware) {
             return self.fw_mask;
         }
-        let fixed = self.logical_from_hw(0x7);
-        match event_idx.hw_event() {
-            Some(HwGeneralEvent::CpuCycles) => self.hw_mask & !self.logical_from_hw(0b110),
-            Some(HwGeneralEvent::Instructions) => self.hw_mask & !self.logical_from_hw(0b011),
-            _ => self.hw_mask & !fixed,
-        }
+        // The fixed counters cycle, time and instret, less the one the event may use.
+        let fixed = 0b111 & !event_idx.fixed_counter();
+        self.hw_mask & !self.logical_from_hw(u64::from(fixed))
     }
 
     /// The counters an event may use once [`PmuInfo::event_cmask`] narrowed them (`hw_cmask`, 0
@@ -556,11 +506,7 @@ impl PmuInfo {
             return None;
         }
         let selector = maps.selector(event_idx)?;
-        let (raw, field) = if self.version.at_least(SbiVersion::V3_0) {
-            (EventIdx::RAW_V2, RISCV_PMU_RAW_EVENT_V2_MASK)
-        } else {
-            (EventIdx::RAW, RISCV_PMU_RAW_EVENT_MASK)
-        };
+        let (raw, field) = raw_event(self.version);
         if selector & !field != 0 {
             return None;
         }
@@ -583,19 +529,18 @@ impl PmuInfo {
     ) -> Result<EventRequest, MapError> {
         let req = event_map(attr, self.version)?;
         std_events.check(&req)?;
-        let cmask = self.event_cmask(req.event_idx, req.event_data, maps)?;
-        hw.set_cmask(cmask);
+        hw.set_cmask(self.event_cmask(req.event_idx, req.event_data, maps)?);
         hw.set_idx(IDX_NONE);
         hw.set_event_base(req.event_idx.raw());
         hw.set_config(req.event_data);
         hw.set_config_base(req.cflags.bits());
         hw.set_flags(match access {
-            UserAccess::NoUserAccess => EventFlags::NO_USER_ACCESS,
-            UserAccess::UserAccess => EventFlags::USER_ACCESS,
-            UserAccess::Legacy => EventFlags::LEGACY,
+            UserAccess::NoUserAccess => HwFlags::NO_USER_ACCESS,
+            UserAccess::UserAccess => HwFlags::USER_ACCESS,
+            UserAccess::Legacy => HwFlags::LEGACY,
         });
         if attr.sampling {
-            hw.set_flags(hw.flags() | EventFlags::SAMPLING);
+            hw.set_flags(hw.flags() | HwFlags::SAMPLING);
         } else {
             let period = self.init_width_mask() >> 1;
             hw.set_sample_period(period);
@@ -620,11 +565,9 @@ impl PmuInfo {
             }
         }
         let mut found = StdEvents::ALL;
-        for i in 0..StdEvents::COUNT {
-            let Some(idx) = StdEvents::nth(i) else { break };
-            let flags = crate::abi::CfgFlags::empty();
+        for idx in (0..StdEvents::COUNT).filter_map(StdEvents::nth) {
             // RV64 and at most 64 counters: one call covers the whole mask.
-            match fw.counter_config_matching(0, self.cmask as usize, flags, idx, 0) {
+            match fw.counter_config_matching(0, self.cmask as usize, CfgFlags::empty(), idx, 0) {
                 Ok(ctr) => {
                     // Releasing the counter cannot fail in a way the check could act on.
                     let _ = fw.counter_stop(ctr, 1, StopFlags::RESET);
@@ -637,17 +580,11 @@ impl PmuInfo {
     }
 
     fn check_std_events_info<F: Firmware>(&self, fw: &mut F) -> Option<StdEvents> {
-        let (phys, words) = fw.event_info_shmem()?;
-        if words.len() < 2 * StdEvents::COUNT {
-            return None;
-        }
-        for (i, entry) in words.chunks_exact_mut(2).enumerate().take(StdEvents::COUNT) {
+        let mut words = [0u64; 2 * StdEvents::COUNT];
+        for (i, entry) in words.chunks_exact_mut(2).enumerate() {
             entry.copy_from_slice(&EventInfo::new(StdEvents::nth(i)?, 0).to_words());
         }
-        // On RV64 a physical address fits shmem_phys_lo; shmem_phys_hi is zero.
-        fw.event_get_info(phys as usize, 0, StdEvents::COUNT, 0)
-            .ok()?;
-        let (_, words) = fw.event_info_shmem()?;
+        fw.event_get_info(&mut words).ok()?;
         let mut found = StdEvents::ALL;
         for (i, entry) in words.chunks_exact(2).enumerate().take(StdEvents::COUNT) {
             let entry = EventInfo::from_words([entry[0], entry[1]]);
@@ -659,7 +596,7 @@ impl PmuInfo {
 
 /// `scounteren` of a CPU with no event readable from user mode, for a `perf_user_access` mode: the
 /// `time` CSR (bit 1) always, and in legacy mode `cycle` (bit 0) and `instret` (bit 2) too. Counters
-/// of mmap'd events are added to it while they run ([`user_read_bit`]).
+/// of mmap'd events are added to it while they run ([`PmuInfo::user_read_bit`]).
 pub const fn scounteren_base(access: UserAccess) -> usize {
     match access {
         UserAccess::Legacy => 0x7,
@@ -672,14 +609,14 @@ pub const fn scounteren_base(access: UserAccess) -> usize {
 /// `perf_user_access` 0; in legacy mode only hardware cycles and instructions are readable, as they
 /// are forced onto `cycle` and `instret`. (The C driver checks only `config` there, so a legacy raw
 /// event 0 or 1 is marked readable at whatever counter it has; this also checks the type.)
-pub fn user_read_allowed(flags: EventFlags, attr_ty: u32, attr_config: u64) -> bool {
-    if flags.contains(EventFlags::NO_USER_ACCESS) {
+pub fn user_read_allowed(flags: HwFlags, attr_ty: u32, attr_config: u64) -> bool {
+    if flags.contains(HwFlags::NO_USER_ACCESS) {
         return false;
     }
-    if flags.contains(EventFlags::LEGACY) {
+    if flags.contains(HwFlags::LEGACY) {
         return attr_ty == crate::events::PERF_TYPE_HARDWARE && attr_config <= 1;
     }
-    flags.intersects(EventFlags::USER_ACCESS)
+    flags.intersects(HwFlags::USER_ACCESS)
 }
 
 impl PmuInfo {
@@ -707,12 +644,11 @@ impl PmuInfo {
     /// counter's CSR index plus one when user space may read it directly (`USER_READ_CNT`), else 0,
     /// which tells user space to use read(2).
     #[inline]
-    pub fn event_idx(&self, hw: &impl HwEvent) -> u32 {
-        if !hw.flags().contains(EventFlags::USER_READ_CNT) {
+    pub fn event_idx(&self, idx: i32, flags: HwFlags) -> u32 {
+        if !flags.contains(HwFlags::USER_READ_CNT) {
             return 0;
         }
-        hw.counter()
-            .and_then(|idx| self.csr_index(idx))
+        self.event_csr_index(idx)
             .map_or(0, |csr| u32::from(csr) + 1)
     }
 
@@ -720,25 +656,29 @@ impl PmuInfo {
     /// the mmap page (`USER_ACCESS` and `USER_READ_CNT`, as in `pmu_sbi_ctr_start()`); set when the
     /// counter starts and cleared when it stops.
     #[inline]
-    pub fn user_read_bit(&self, hw: &impl HwEvent) -> Option<usize> {
+    pub fn user_read_bit(&self, idx: i32, flags: HwFlags) -> Option<usize> {
         // The flag only an mmap'd event has first: most events are not, and their test ends here.
-        if !hw.flags().contains(EventFlags::USER_READ_CNT) {
+        if !flags.contains(HwFlags::USER_READ_CNT) {
             return None;
         }
-        self.user_access_bit(hw)
+        self.user_access_bit(idx, flags)
     }
 
     /// The `scounteren` bit to clear when the event leaves its counter: that of any event that may
     /// be read from user space (`USER_ACCESS`), mmap'd or not, since the mapping can go away while
     /// the event runs (its bit stays set until the event leaves the counter).
     #[inline]
-    pub fn user_access_bit(&self, hw: &impl HwEvent) -> Option<usize> {
-        if !hw.flags().contains(EventFlags::USER_ACCESS) {
+    pub fn user_access_bit(&self, idx: i32, flags: HwFlags) -> Option<usize> {
+        if !flags.contains(HwFlags::USER_ACCESS) {
             return None;
         }
-        hw.counter()
-            .and_then(|idx| self.csr_index(idx))
-            .map(|csr| 1 << csr)
+        self.event_csr_index(idx).map(|csr| 1 << csr)
+    }
+
+    /// [`PmuInfo::csr_index`] of the counter `hwc->idx` names.
+    #[inline]
+    fn event_csr_index(&self, idx: i32) -> Option<u8> {
+        self.csr_index(counter_of(idx)?)
     }
 }
 
@@ -803,7 +743,7 @@ fn augment(masks: &[u64], e: usize, owner: &mut [u8; RISCV_MAX_COUNTERS]) -> boo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{CounterInfo, CSR_CYCLE};
+    use crate::abi::{CounterInfo, HwGeneralEvent, CSR_CYCLE};
     use crate::events::PERF_TYPE_HARDWARE;
 
     fn hw(csr: u16, bits: u8) -> Option<usize> {
@@ -977,7 +917,7 @@ mod tests {
         assert_eq!(hw.config_base, req.cflags.bits());
         assert_eq!(hw.sample_period, u64::MAX >> 1);
         assert_eq!(hw.period_left, i64::MAX);
-        assert_eq!(hw.flags, EventFlags::USER_ACCESS);
+        assert_eq!(hw.flags, HwFlags::USER_ACCESS);
         assert_eq!(hw.idx, IDX_NONE);
 
         let sampling = EventAttr {
@@ -999,7 +939,7 @@ mod tests {
         .unwrap();
         assert_eq!(hw.sample_period, 4000);
         assert!(hw.is_sampling());
-        assert!(hw.flags.contains(EventFlags::LEGACY));
+        assert!(hw.flags.contains(HwFlags::LEGACY));
 
         let mut none = StdEvents::ALL;
         none.set(EventIdx::hw(HwGeneralEvent::BranchInstructions), false);
@@ -1016,9 +956,9 @@ mod tests {
         assert_eq!(scounteren_base(UserAccess::UserAccess), 0x2);
         assert_eq!(scounteren_base(UserAccess::Legacy), 0x7);
 
-        let none = EventFlags::NO_USER_ACCESS;
-        let user = EventFlags::USER_ACCESS;
-        let legacy = EventFlags::LEGACY;
+        let none = HwFlags::NO_USER_ACCESS;
+        let user = HwFlags::USER_ACCESS;
+        let legacy = HwFlags::LEGACY;
         for (ty, config) in [
             (PERF_TYPE_HARDWARE, 0),
             (PERF_TYPE_HW_CACHE, 0),
@@ -1032,11 +972,7 @@ mod tests {
         assert!(!user_read_allowed(legacy, PERF_TYPE_HARDWARE, 2));
         assert!(!user_read_allowed(legacy, PERF_TYPE_RAW, 1));
         // An event without a mode (never through event_init) gets nothing.
-        assert!(!user_read_allowed(
-            EventFlags::empty(),
-            PERF_TYPE_HARDWARE,
-            0
-        ));
+        assert!(!user_read_allowed(HwFlags::empty(), PERF_TYPE_HARDWARE, 0));
     }
 
     #[test]
@@ -1044,38 +980,38 @@ mod tests {
         let info = qemu_like();
         let mut hw = HwPerfEvent {
             idx: 3,
-            flags: EventFlags::USER_ACCESS,
+            flags: HwFlags::USER_ACCESS,
             ..HwPerfEvent::default()
         };
         let csr = info.counter_info(3).unwrap().csr;
         let expect = u32::from(csr - CSR_CYCLE);
         // Not mmap'd: no index, no scounteren bit to set, but the bit is cleared when the event
         // leaves the counter (an unmap may have happened while it ran).
-        assert_eq!(info.event_idx(&hw), 0);
-        assert_eq!(info.user_read_bit(&hw), None);
-        assert_eq!(info.user_access_bit(&hw), Some(1 << expect));
-        hw.flags |= EventFlags::USER_READ_CNT;
-        assert_eq!(info.event_idx(&hw), expect + 1);
-        assert_eq!(info.user_read_bit(&hw), Some(1 << expect));
-        assert_eq!(info.user_access_bit(&hw), Some(1 << expect));
+        assert_eq!(info.event_idx(hw.idx, hw.flags), 0);
+        assert_eq!(info.user_read_bit(hw.idx, hw.flags), None);
+        assert_eq!(info.user_access_bit(hw.idx, hw.flags), Some(1 << expect));
+        hw.flags |= HwFlags::USER_READ_CNT;
+        assert_eq!(info.event_idx(hw.idx, hw.flags), expect + 1);
+        assert_eq!(info.user_read_bit(hw.idx, hw.flags), Some(1 << expect));
+        assert_eq!(info.user_access_bit(hw.idx, hw.flags), Some(1 << expect));
         assert_eq!(info.ctr_width(3), Some(info.counter_info(3).unwrap().width));
         // Legacy events are readable through the always-open `cycle` and `instret`: an index but
         // no bit to set.
-        hw.flags = EventFlags::LEGACY | EventFlags::USER_READ_CNT;
-        assert_eq!(info.event_idx(&hw), expect + 1);
-        assert_eq!(info.user_read_bit(&hw), None);
-        assert_eq!(info.user_access_bit(&hw), None);
+        hw.flags = HwFlags::LEGACY | HwFlags::USER_READ_CNT;
+        assert_eq!(info.event_idx(hw.idx, hw.flags), expect + 1);
+        assert_eq!(info.user_read_bit(hw.idx, hw.flags), None);
+        assert_eq!(info.user_access_bit(hw.idx, hw.flags), None);
         // No counter: nothing to read.
         hw.idx = IDX_NONE;
-        assert_eq!(info.event_idx(&hw), 0);
+        assert_eq!(info.event_idx(hw.idx, hw.flags), 0);
         // Firmware counters have no CSR.
         let fw = (0..RISCV_MAX_COUNTERS)
             .find(|&i| info.counter_info(i).is_some_and(|c| c.is_firmware()))
             .unwrap();
         hw.idx = fw as i32;
-        hw.flags = EventFlags::USER_ACCESS | EventFlags::USER_READ_CNT;
-        assert_eq!(info.event_idx(&hw), 0);
-        assert_eq!(info.user_read_bit(&hw), None);
+        hw.flags = HwFlags::USER_ACCESS | HwFlags::USER_READ_CNT;
+        assert_eq!(info.event_idx(hw.idx, hw.flags), 0);
+        assert_eq!(info.user_read_bit(hw.idx, hw.flags), None);
         assert_eq!(info.ctr_width(fw), Some(63));
         assert_eq!(info.ctr_width(1), None);
     }

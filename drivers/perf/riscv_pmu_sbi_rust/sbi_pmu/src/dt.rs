@@ -195,10 +195,6 @@ fn cells64(hi: u32, lo: u32) -> u64 {
     u64::from(hi) << 32 | u64::from(lo)
 }
 
-fn rows(cells: &[u32], property: DtProperty) -> core::slice::ChunksExact<'_, u32> {
-    cells.chunks_exact(property.cells_per_row())
-}
-
 fn counter_range(row: &[u32]) -> CounterRange {
     CounterRange {
         start: cell(row, 0),
@@ -241,55 +237,36 @@ impl<'a> DtPmuMaps<'a> {
         event_to_mhpmcounters: Option<&'a [u32]>,
         raw_event_to_mhpmcounters: Option<&'a [u32]>,
     ) -> Result<Self, DtError> {
-        let maps = Self {
-            selectors: event_to_mhpmevent.unwrap_or(&[]),
-            counters: event_to_mhpmcounters.unwrap_or(&[]),
-            raw: raw_event_to_mhpmcounters.unwrap_or(&[]),
-        };
+        let maps = Self::from_parsed(
+            event_to_mhpmevent.unwrap_or(&[]),
+            event_to_mhpmcounters.unwrap_or(&[]),
+            raw_event_to_mhpmcounters.unwrap_or(&[]),
+        );
         if event_to_mhpmevent.is_some() && event_to_mhpmcounters.is_none() {
-            return Err(DtError::new(
-                DtProperty::EventToMhpmevent,
-                0,
-                DtErrorKind::SelectorsWithoutCounters,
-            ));
+            let kind = DtErrorKind::SelectorsWithoutCounters;
+            return Err(DtError::new(DtProperty::EventToMhpmevent, 0, kind));
         }
         let mut n_rows = [0; 3];
-        for (n, (property, cells)) in n_rows.iter_mut().zip(DtProperty::ALL.into_iter().zip([
-            maps.selectors,
-            maps.counters,
-            maps.raw,
-        ])) {
-            let per_row = property.cells_per_row();
-            if cells.len() % per_row != 0 {
-                return Err(DtError::new(
-                    property,
-                    cells.len() / per_row,
-                    DtErrorKind::Length,
-                ));
+        for (n, property) in n_rows.iter_mut().zip(DtProperty::ALL) {
+            let (cells, per_row) = (maps.cells(property).len(), property.cells_per_row());
+            if cells % per_row != 0 {
+                return Err(DtError::new(property, cells / per_row, DtErrorKind::Length));
             }
-            *n = cells.len() / per_row;
+            *n = cells / per_row;
         }
+        // The first row past the room OpenSBI's tables have.
         let [n_sel, n_ctr, n_raw] = n_rows;
-        if n_sel > SELECTOR_MAX {
-            return Err(DtError::new(
-                DtProperty::EventToMhpmevent,
-                SELECTOR_MAX,
-                DtErrorKind::TooManyRows,
-            ));
-        }
-        if n_ctr >= HW_EVENT_MAX {
-            return Err(DtError::new(
-                DtProperty::EventToMhpmcounters,
-                HW_EVENT_MAX - 1,
-                DtErrorKind::TooManyRows,
-            ));
-        }
-        if n_ctr + n_raw >= HW_EVENT_MAX {
-            return Err(DtError::new(
-                DtProperty::RawEventToMhpmcounters,
-                HW_EVENT_MAX - 1 - n_ctr,
-                DtErrorKind::TooManyRows,
-            ));
+        let too_many = if n_sel > SELECTOR_MAX {
+            Some((DtProperty::EventToMhpmevent, SELECTOR_MAX))
+        } else if n_ctr >= HW_EVENT_MAX {
+            Some((DtProperty::EventToMhpmcounters, HW_EVENT_MAX - 1))
+        } else if n_ctr + n_raw >= HW_EVENT_MAX {
+            Some((DtProperty::RawEventToMhpmcounters, HW_EVENT_MAX - 1 - n_ctr))
+        } else {
+            None
+        };
+        if let Some((property, row)) = too_many {
+            return Err(DtError::new(property, row, DtErrorKind::TooManyRows));
         }
         maps.check_selectors()?;
         maps.check_counters()?;
@@ -311,28 +288,33 @@ impl<'a> DtPmuMaps<'a> {
         }
     }
 
+    /// The cells of a property.
+    const fn cells(&self, property: DtProperty) -> &'a [u32] {
+        match property {
+            DtProperty::EventToMhpmevent => self.selectors,
+            DtProperty::EventToMhpmcounters => self.counters,
+            DtProperty::RawEventToMhpmcounters => self.raw,
+        }
+    }
+
+    /// The rows of a property.
+    fn rows(&self, property: DtProperty) -> core::slice::ChunksExact<'a, u32> {
+        self.cells(property).chunks_exact(property.cells_per_row())
+    }
+
     fn check_selectors(&self) -> Result<(), DtError> {
         let property = DtProperty::EventToMhpmevent;
-        for (row, cells) in rows(self.selectors, property).enumerate() {
+        for (row, cells) in self.rows(property).enumerate() {
             let (idx, _) = selector(cells);
-            let valid = match EventIdx::from_raw(idx) {
-                Some(e) => match e.ty() {
-                    EventType::Hardware => e.hw_event().is_some(),
-                    EventType::Cache => e.cache_parts().is_some(),
-                    _ => false,
-                },
-                None => false,
-            };
-            if !valid {
-                return Err(DtError::new(
-                    property,
-                    row,
-                    DtErrorKind::InvalidSelectorEvent,
-                ));
+            let err = |kind| Err(DtError::new(property, row, kind));
+            // A hardware general event other than SBI_PMU_HW_NO_EVENT, or a cache event.
+            let standard = |e: EventIdx| e.hw_event().is_some() || e.cache_parts().is_some();
+            if !EventIdx::from_raw(idx).is_some_and(standard) {
+                return err(DtErrorKind::InvalidSelectorEvent);
             }
-            let earlier = rows(self.selectors, property).take(row);
+            let earlier = self.rows(property).take(row);
             if earlier.map(selector).any(|(other, _)| other == idx) {
-                return Err(DtError::new(property, row, DtErrorKind::DuplicateSelector));
+                return err(DtErrorKind::DuplicateSelector);
             }
         }
         Ok(())
@@ -340,7 +322,7 @@ impl<'a> DtPmuMaps<'a> {
 
     fn check_counters(&self) -> Result<(), DtError> {
         let property = DtProperty::EventToMhpmcounters;
-        for (row, cells) in rows(self.counters, property).enumerate() {
+        for (row, cells) in self.rows(property).enumerate() {
             let r = counter_range(cells);
             let err = |kind| Err(DtError::new(property, row, kind));
             if r.start >= RAW_EVENT_IDX || r.end >= RAW_EVENT_IDX {
@@ -355,7 +337,7 @@ impl<'a> DtPmuMaps<'a> {
             {
                 return err(DtErrorKind::FixedCounters);
             }
-            let earlier = rows(self.counters, property).take(row);
+            let earlier = self.rows(property).take(row);
             if earlier.map(counter_range).any(|o| ranges_overlap(&o, &r)) {
                 return err(DtErrorKind::Overlap);
             }
@@ -366,7 +348,7 @@ impl<'a> DtPmuMaps<'a> {
     fn check_raw(&self) -> Result<(), DtError> {
         let property = DtProperty::RawEventToMhpmcounters;
         let have_ranges = !self.counters.is_empty();
-        for (row, cells) in rows(self.raw, property).enumerate() {
+        for (row, cells) in self.rows(property).enumerate() {
             let r = raw_map(cells);
             // Raw rows are registered for event_idx 0x20000, above SBI_PMU_HW_INSTRUCTIONS.
             if r.counters & FIXED_CTR_MASK != 0 {
@@ -375,7 +357,7 @@ impl<'a> DtPmuMaps<'a> {
             // OpenSBI compares (select, mask) with every earlier entry of its table, and range entries
             // have both zero there, so an all-zero raw row clashes with any range row.
             let clashes_with_range = have_ranges && r.select == 0 && r.select_mask == 0;
-            let earlier = rows(self.raw, property).take(row);
+            let earlier = self.rows(property).take(row);
             let duplicate = earlier
                 .map(raw_map)
                 .any(|o| o.select == r.select && o.select_mask == r.select_mask);
@@ -391,21 +373,14 @@ impl<'a> DtPmuMaps<'a> {
     /// another platform.
     pub fn check_platform(&self, hw_counters: u64) -> Result<(), DtError> {
         let known = |bits: u32| u64::from(bits) & hw_counters != 0;
+        let err = |property, row| Err(DtError::new(property, row, DtErrorKind::UnknownCounters));
         if let Some(row) = self.counter_ranges().position(|r| !known(r.counters)) {
-            return Err(DtError::new(
-                DtProperty::EventToMhpmcounters,
-                row,
-                DtErrorKind::UnknownCounters,
-            ));
+            return err(DtProperty::EventToMhpmcounters, row);
         }
-        if let Some(row) = self.raw_maps().position(|r| !known(r.counters)) {
-            return Err(DtError::new(
-                DtProperty::RawEventToMhpmcounters,
-                row,
-                DtErrorKind::UnknownCounters,
-            ));
+        match self.raw_maps().position(|r| !known(r.counters)) {
+            Some(row) => err(DtProperty::RawEventToMhpmcounters, row),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Whether no property had any row.
@@ -422,7 +397,7 @@ impl<'a> DtPmuMaps<'a> {
 
     /// The rows of `riscv,event-to-mhpmevent`.
     pub fn selectors(&self) -> impl Iterator<Item = EventSelector> + 'a {
-        rows(self.selectors, DtProperty::EventToMhpmevent).filter_map(|row| {
+        self.rows(DtProperty::EventToMhpmevent).filter_map(|row| {
             let (idx, selector) = selector(row);
             EventIdx::from_raw(idx).map(|event_idx| EventSelector {
                 event_idx,
@@ -433,19 +408,19 @@ impl<'a> DtPmuMaps<'a> {
 
     /// The rows of `riscv,event-to-mhpmcounters`.
     pub fn counter_ranges(&self) -> impl Iterator<Item = CounterRange> + 'a {
-        rows(self.counters, DtProperty::EventToMhpmcounters).map(counter_range)
+        self.rows(DtProperty::EventToMhpmcounters)
+            .map(counter_range)
     }
 
     /// The rows of `riscv,raw-event-to-mhpmcounters`.
     pub fn raw_maps(&self) -> impl Iterator<Item = RawCounterMap> + 'a {
-        rows(self.raw, DtProperty::RawEventToMhpmcounters).map(raw_map)
+        self.rows(DtProperty::RawEventToMhpmcounters).map(raw_map)
     }
 
     /// The `mhpmeventX` selector for a standard event (`fdt_pmu_get_select_value()`).
     pub fn selector(&self, event_idx: EventIdx) -> Option<u64> {
-        self.selectors()
-            .find(|s| s.event_idx == event_idx)
-            .map(|s| s.selector)
+        let found = self.selectors().find(|s| s.event_idx == event_idx);
+        found.map(|s| s.selector)
     }
 
     /// The hardware counters (bit `n` = `mhpmcounterN`) the maps allow for an event, or `None` when
@@ -453,18 +428,15 @@ impl<'a> DtPmuMaps<'a> {
     /// other events against the ranges. When several rows match, any of their counters may be used,
     /// as OpenSBI tries each matching row in turn.
     pub fn hw_counters(&self, event_idx: EventIdx, event_data: u64) -> Option<u32> {
-        let mut found = None;
+        let union = |found: Option<u32>, counters| Some(found.unwrap_or(0) | counters);
         if matches!(event_idx.ty(), EventType::Raw | EventType::RawV2) {
-            for r in self.raw_maps().filter(|r| r.matches(event_data)) {
-                found = Some(found.unwrap_or(0) | r.counters);
-            }
+            let rows = self.raw_maps().filter(|r| r.matches(event_data));
+            rows.map(|r| r.counters).fold(None, union)
         } else {
             let idx = event_idx.raw();
-            for r in self.counter_ranges().filter(|r| r.contains(idx)) {
-                found = Some(found.unwrap_or(0) | r.counters);
-            }
+            let rows = self.counter_ranges().filter(|r| r.contains(idx));
+            rows.map(|r| r.counters).fold(None, union)
         }
-        found
     }
 
     /// The hardware counters a standard or raw event may use under the maps, with the fixed counter
@@ -472,23 +444,14 @@ impl<'a> DtPmuMaps<'a> {
     /// when the maps do not constrain the event (firmware events; standard events when the maps do
     /// not cover them). `Some(0)` means no counter can count it.
     pub fn event_hw_counters(&self, event_idx: EventIdx, event_data: u64) -> Option<u32> {
-        match event_idx.ty() {
-            EventType::Firmware => None,
-            EventType::Raw | EventType::RawV2 => {
-                Some(self.hw_counters(event_idx, event_data).unwrap_or(0))
-            }
-            EventType::Hardware | EventType::Cache => {
-                if !self.covers_std_events() {
-                    return None;
-                }
-                let fixed = match event_idx.hw_event() {
-                    Some(HwGeneralEvent::CpuCycles) => 0b001,
-                    Some(HwGeneralEvent::Instructions) => 0b100,
-                    _ => 0,
-                };
-                Some(self.hw_counters(event_idx, event_data).unwrap_or(0) | fixed)
-            }
+        let firmware = matches!(event_idx.ty(), EventType::Firmware);
+        let standard = matches!(event_idx.ty(), EventType::Hardware | EventType::Cache);
+        if firmware || (standard && !self.covers_std_events()) {
+            return None;
         }
+        // A raw event has no fixed counter.
+        let fixed = event_idx.fixed_counter();
+        Some(self.hw_counters(event_idx, event_data).unwrap_or(0) | fixed)
     }
 }
 

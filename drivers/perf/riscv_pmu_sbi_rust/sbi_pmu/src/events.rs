@@ -14,9 +14,11 @@ pub use crate::errno::{EINVAL, ENOENT, EOPNOTSUPP};
 
 /// `PERF_TYPE_HARDWARE`: generic hardware events, `config` is a `PERF_COUNT_HW_*` id.
 pub const PERF_TYPE_HARDWARE: u32 = 0;
-/// `PERF_TYPE_SOFTWARE`: handled by perf core, never by this PMU.
+/// `PERF_TYPE_SOFTWARE`: handled by perf core, never by this PMU (for the tests).
+#[cfg(test)]
 pub const PERF_TYPE_SOFTWARE: u32 = 1;
-/// `PERF_TYPE_TRACEPOINT`: handled by perf core, never by this PMU.
+/// `PERF_TYPE_TRACEPOINT`: handled by perf core, never by this PMU (for the tests).
+#[cfg(test)]
 pub const PERF_TYPE_TRACEPOINT: u32 = 2;
 /// `PERF_TYPE_HW_CACHE`: generic cache events, `config` = cache | op << 8 | result << 16.
 pub const PERF_TYPE_HW_CACHE: u32 = 3;
@@ -126,11 +128,8 @@ pub const fn pmu_hw_event_map(config: u64) -> Result<EventIdx, MapError> {
     if config >= PERF_COUNT_HW_MAX {
         return Err(MapError::HwConfigOutOfRange);
     }
-    // The check above bounds config to 0..=9, so the conversion is exact.
-    match HwGeneralEvent::from_code(config as u16 + 1) {
-        Some(event) => Ok(EventIdx::hw(event)),
-        None => Err(MapError::HwConfigOutOfRange),
-    }
+    // The check above bounds config to 0..=9, the index of SBI code `config + 1`.
+    Ok(EventIdx::hw(HwGeneralEvent::ALL[config as usize]))
 }
 
 /// `pmu_event_find_cache()`: decodes a `PERF_TYPE_HW_CACHE` config (cache id in bits 7:0, operation in
@@ -160,20 +159,18 @@ pub const fn is_fw_event(attr: &EventAttr) -> bool {
 /// VS and VU. M mode is never inhibited.
 pub const fn filter_flags(attr: &EventAttr) -> CfgFlags {
     let guest = attr.config1 & RISCV_PMU_CONFIG1_GUEST_EVENTS != 0;
+    // The modes `exclude_kernel` and `exclude_user` inhibit.
+    let (kernel, user) = if guest {
+        (CfgFlags::SET_VSINH, CfgFlags::SET_VUINH)
+    } else {
+        (CfgFlags::SET_SINH, CfgFlags::SET_UINH)
+    };
     let mut bits = 0;
     if attr.exclude_kernel {
-        bits |= if guest {
-            CfgFlags::SET_VSINH.bits()
-        } else {
-            CfgFlags::SET_SINH.bits()
-        };
+        bits |= kernel.bits();
     }
     if attr.exclude_user {
-        bits |= if guest {
-            CfgFlags::SET_VUINH.bits()
-        } else {
-            CfgFlags::SET_UINH.bits()
-        };
+        bits |= user.bits();
     }
     if guest && attr.exclude_hv {
         bits |= CfgFlags::SET_SINH.bits();
@@ -214,15 +211,21 @@ pub fn event_map(attr: &EventAttr, version: SbiVersion) -> Result<EventRequest, 
     })
 }
 
+/// The hardware raw event of an SBI version and the `config` bits its `event_data` takes: raw
+/// events v2 (`config:0-55`) with SBI v3.0, else `config:0-47`.
+pub const fn raw_event(version: SbiVersion) -> (EventIdx, u64) {
+    if version.at_least(SbiVersion::V3_0) {
+        (EventIdx::RAW_V2, RISCV_PMU_RAW_EVENT_V2_MASK)
+    } else {
+        (EventIdx::RAW, RISCV_PMU_RAW_EVENT_MASK)
+    }
+}
+
 /// The `PERF_TYPE_RAW` part of [`event_map`].
 fn raw_event_map(config: u64, version: SbiVersion) -> Result<(EventIdx, u64), MapError> {
     match config >> RAW_CLASS_SHIFT {
         0b00 => {
-            let (idx, mask) = if version.at_least(SbiVersion::V3_0) {
-                (EventIdx::RAW_V2, RISCV_PMU_RAW_EVENT_V2_MASK)
-            } else {
-                (EventIdx::RAW, RISCV_PMU_RAW_EVENT_MASK)
-            };
+            let (idx, mask) = raw_event(version);
             // Bits between the raw event field and the class are refused, as Linux 6.18 does: a raw
             // `rNNN` event that sets them names no event of this PMU. (6.12's C driver drops them and
             // counts the event the low bits select.)
@@ -270,21 +273,18 @@ impl UserAccess {
 /// `perf list` and `perf stat` do not show phantom events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StdEvents {
-    /// Bit `code` for each available hardware general event code (1 to 10).
-    hw: u64,
-    /// Bit [`StdEvents::cache_index`] for each available cache event.
-    cache: u64,
+    /// Bit `i` set when [`StdEvents::nth`]`(i)` is available.
+    avail: u64,
 }
 
 impl StdEvents {
     /// All standard events available: the state before the check has run, and the result when the
     /// check could not be made.
     pub const ALL: Self = Self {
-        hw: 0x7fe,
-        cache: (1 << NUM_CACHE_EVENTS) - 1,
+        avail: (1 << Self::COUNT) - 1,
     };
     /// No standard event available.
-    pub const NONE: Self = Self { hw: 0, cache: 0 };
+    pub const NONE: Self = Self { avail: 0 };
 
     /// The position of a cache event in the 7 × 3 × 2 table (cache-major, as `pmu_cache_event_map`).
     pub const fn cache_index(cache: CacheId, op: CacheOp, result: CacheResult) -> usize {
@@ -312,18 +312,10 @@ impl StdEvents {
 
     /// Records whether a standard event is available; other events are ignored.
     pub fn set(&mut self, idx: EventIdx, available: bool) {
-        if let Some(bit) = Self::bit(idx) {
-            let (word, b) = bit;
-            let word = if word == 0 {
-                &mut self.hw
-            } else {
-                &mut self.cache
-            };
-            if available {
-                *word |= 1 << b;
-            } else {
-                *word &= !(1 << b);
-            }
+        let b = Self::bit(idx).unwrap_or(0);
+        self.avail &= !b;
+        if available {
+            self.avail |= b;
         }
     }
 
@@ -331,8 +323,7 @@ impl StdEvents {
     /// event (raw, firmware) is left to `sbi_pmu_counter_config_matching` to accept or refuse.
     pub const fn is_available(&self, idx: EventIdx) -> bool {
         match Self::bit(idx) {
-            Some((0, b)) => self.hw & (1 << b) != 0,
-            Some((_, b)) => self.cache & (1 << b) != 0,
+            Some(b) => self.avail & b != 0,
             None => true,
         }
     }
@@ -347,14 +338,15 @@ impl StdEvents {
         }
     }
 
-    /// Which word (0 = hardware, 1 = cache) and bit record a standard event.
-    const fn bit(idx: EventIdx) -> Option<(u8, u32)> {
+    /// The bit of a standard event: that of its position in the list [`StdEvents::nth`] walks.
+    const fn bit(idx: EventIdx) -> Option<u64> {
         if let Some(event) = idx.hw_event() {
-            return Some((0, event.code() as u32));
+            // Codes 1 to 10 are at positions 0 to 9.
+            return Some(1 << (event.code() - 1));
         }
         match idx.cache_parts() {
-            // The index is below 42, so it fits a u32 and a u64 shift.
-            Some((c, o, r)) => Some((1, Self::cache_index(c, o, r) as u32)),
+            // Below 52: the cache events follow the hardware general events.
+            Some((c, o, r)) => Some(1 << (HwGeneralEvent::ALL.len() + Self::cache_index(c, o, r))),
             None => None,
         }
     }

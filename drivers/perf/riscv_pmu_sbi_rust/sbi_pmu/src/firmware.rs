@@ -11,18 +11,19 @@
 //!
 //! # Shared memory
 //!
-//! The specification names shared memory by physical address. The memory itself belongs to the
-//! implementor of the trait (the kernel glue allocates one page per CPU for the snapshot and an array
-//! for `event_get_info`; the model simulates physical memory). The snapshot page is reached one word
-//! at a time ([`Firmware::snapshot_value`], [`Firmware::set_snapshot_value`], ...): the kernel turns
+//! The specification names shared memory by physical address; this interface does not. The memory
+//! belongs to the implementor (the kernel glue allocates one page per CPU for the snapshot and an
+//! array for `event_get_info`, and derives the addresses and sizes it tells firmware from them;
+//! the model simulates physical memory), and the driver logic only says what to do with it. The
+//! snapshot page is reached one word at a time ([`Firmware::snapshot_value`], ...): the kernel turns
 //! each into one volatile access, because firmware writes that page during SBI calls, like a device
-//! doing DMA. The event-info array is lent as a short-lived `&mut` view through
-//! [`Firmware::event_info_shmem`], which the kernel copies in and out around the call. Because every
-//! access borrows the implementor mutably, the driver logic can never hold one across an SBI call.
+//! doing DMA. The event-info entries are copied to the lent array and back around the call.
+//! Because every access borrows the implementor mutably, the driver logic can never hold one across
+//! an SBI call.
 
 use crate::abi::{
     sbi_result, CfgFlags, EventIdx, Fid, SbiError, SnapshotPage, StartFlags, StopFlags,
-    RISCV_MAX_COUNTERS,
+    RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
 };
 
 /// The nine SBI PMU functions, the counter CSR reads and the shared memory views the driver uses.
@@ -73,32 +74,24 @@ pub trait Firmware {
     /// counter on RV32, always zero on RV64.
     fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError>;
 
-    /// `sbi_pmu_snapshot_set_shmem(shmem_phys_lo, shmem_phys_hi, flags)` (FID #7, SBI v2.0). Both
-    /// addresses all ones ([`crate::abi::SBI_SHMEM_DISABLE`]) disable the snapshot memory.
-    fn snapshot_set_shmem(
-        &mut self,
-        shmem_phys_lo: usize,
-        shmem_phys_hi: usize,
-        flags: usize,
-    ) -> Result<(), SbiError>;
+    /// `sbi_pmu_snapshot_set_shmem()` (FID #7, SBI v2.0) with this hart's snapshot memory (`enable`),
+    /// or with all ones ([`crate::abi::SBI_SHMEM_DISABLE`]), which disables it.
+    fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError>;
 
-    /// `sbi_pmu_event_get_info(shmem_phys_lo, shmem_phys_hi, num_entries, flags)` (FID #8, SBI v3.0).
-    fn event_get_info(
-        &mut self,
-        shmem_phys_lo: usize,
-        shmem_phys_hi: usize,
-        num_entries: usize,
-        flags: usize,
-    ) -> Result<(), SbiError>;
+    /// `sbi_pmu_event_get_info()` (FID #8, SBI v3.0) over an array of event-info entries the
+    /// implementation lends, which holds `entries` (two words per entry, Table 18) on the way in
+    /// and firmware's answer, copied back into `entries`, on the way out. `NotSupported` when the
+    /// implementation has no such array.
+    fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError>;
 
     /// Reads a counter CSR of this hart (`csrr`): `cycle`, `instret`, `hpmcounterN` for hardware
     /// counters, and `scountovf` ([`crate::abi::CSR_SCOUNTOVF`]) for the overflow bits.
     fn read_counter_csr(&mut self, csr: u16) -> u64;
 
-    /// The physical address of this hart's snapshot page, if the implementation has one. The
-    /// default has none, so the driver runs without snapshot.
-    fn snapshot_phys(&mut self) -> Option<u64> {
-        None
+    /// Whether the implementation has snapshot memory for this hart. The default has none, so the
+    /// driver runs without snapshot.
+    fn has_snapshot_mem(&mut self) -> bool {
+        false
     }
 
     /// `counter_overflow_bitmap` of the snapshot page (0 without a page).
@@ -107,28 +100,18 @@ pub trait Firmware {
     }
 
     /// `counter_values[idx]` of the snapshot page (0 without a page or for `idx` >= 64).
-    fn snapshot_value(&mut self, idx: usize) -> u64 {
-        let _ = idx;
+    fn snapshot_value(&mut self, _idx: usize) -> u64 {
         0
     }
 
     /// Sets `counter_values[idx]` of the snapshot page (nothing without a page or for `idx` >= 64).
-    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
-        let _ = (idx, value);
-    }
+    fn set_snapshot_value(&mut self, _idx: usize, _value: u64) {}
 
     /// Zeroes `counter_overflow_bitmap` of the snapshot page (nothing without a page).
     fn clear_snapshot_overflow_mask(&mut self) {}
 
     /// Zeroes the words of the snapshot page the specification defines.
     fn clear_snapshot(&mut self) {}
-
-    /// The physical address and the supervisor's view of an array of event-info entries that
-    /// `event_get_info` may use, if the implementation has one. The default has none, so the driver
-    /// checks events with `counter_config_matching` instead.
-    fn event_info_shmem(&mut self) -> Option<(u64, &mut [u64])> {
-        None
-    }
 }
 
 /// The `sbiret` pair an SBI call returns in `a0` and `a1`.
@@ -141,6 +124,14 @@ pub struct SbiRet {
 }
 
 impl SbiRet {
+    /// The pair of a call that failed with `err`.
+    pub fn error(err: SbiError) -> Self {
+        Self {
+            error: err.code(),
+            value: 0,
+        }
+    }
+
     /// The pair as a `Result`.
     #[inline]
     pub fn result(self) -> Result<usize, SbiError> {
@@ -151,7 +142,10 @@ impl SbiRet {
 /// The raw form of [`Firmware`]: one SBI call into the PMU extension (EID 0x504D55) with the function
 /// ID in `a6` and six argument registers `a0`..`a5`, plus the accesses that are not SBI calls.
 ///
-/// Every `SbiEcall` is a [`Firmware`] through a blanket implementation.
+/// Every `SbiEcall` is a [`Firmware`] through a blanket implementation. The two functions that lend
+/// memory have default encodings over the physical addresses of [`SbiEcall::snapshot_phys`] and
+/// [`SbiEcall::event_info_mem`], for implementations that simulate physical memory; the kernel
+/// overrides them with calls that take the lent memory by reference.
 pub trait SbiEcall {
     /// Performs `ecall` with `a7` = [`crate::abi::EXT_PMU`], `a6` = `fid` and `a0`..`a5` = `args`.
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet;
@@ -159,25 +153,55 @@ pub trait SbiEcall {
     /// Reads a counter CSR; see [`Firmware::read_counter_csr`].
     fn read_csr(&mut self, csr: u16) -> u64;
 
-    /// The physical address of the snapshot page; see [`Firmware::snapshot_phys`].
+    /// The physical address of the snapshot page, if the implementation has one.
     fn snapshot_phys(&mut self) -> Option<u64> {
         None
     }
 
+    /// Whether there is snapshot memory; see [`Firmware::has_snapshot_mem`].
+    fn has_snapshot_mem(&mut self) -> bool {
+        self.snapshot_phys().is_some()
+    }
+
+    /// `sbi_pmu_snapshot_set_shmem`; see [`Firmware::snapshot_set_shmem`].
+    fn snapshot_set_shmem(&mut self, enable: bool) -> SbiRet {
+        let lo = match (enable, self.snapshot_phys()) {
+            (false, _) => SBI_SHMEM_DISABLE,
+            // On RV64 a physical address fits shmem_phys_lo; shmem_phys_hi is zero.
+            (true, Some(phys)) => phys as usize,
+            (true, None) => return SbiRet::error(SbiError::NotSupported),
+        };
+        let hi = if enable { 0 } else { SBI_SHMEM_DISABLE };
+        self.sbi_ecall(Fid::SnapshotSetShmem, [lo, hi, 0, 0, 0, 0])
+    }
+
+    /// `sbi_pmu_event_get_info`; see [`Firmware::event_get_info`].
+    fn event_get_info(&mut self, entries: &mut [u64]) -> SbiRet {
+        let Some((phys, mem)) = self.event_info_mem() else {
+            return SbiRet::error(SbiError::NotSupported);
+        };
+        let words = entries.len().min(mem.len());
+        mem[..words].copy_from_slice(&entries[..words]);
+        let args = [phys as usize, 0, words / 2, 0, 0, 0];
+        let ret = self.sbi_ecall(Fid::EventGetInfo, args);
+        if let Some((_, mem)) = self.event_info_mem() {
+            entries[..words].copy_from_slice(&mem[..words]);
+        }
+        ret
+    }
+
     /// Word `word` of the snapshot page (see [`SnapshotPage::value_word`]); 0 without a page or for
     /// a word past [`SnapshotPage::USED_WORDS`].
-    fn snapshot_word(&mut self, word: usize) -> u64 {
-        let _ = word;
+    fn snapshot_word(&mut self, _word: usize) -> u64 {
         0
     }
 
     /// Sets word `word` of the snapshot page; nothing without a page or past
     /// [`SnapshotPage::USED_WORDS`].
-    fn set_snapshot_word(&mut self, word: usize, value: u64) {
-        let _ = (word, value);
-    }
+    fn set_snapshot_word(&mut self, _word: usize, _value: u64) {}
 
-    /// The event-info array; see [`Firmware::event_info_shmem`].
+    /// The physical address and the supervisor's view of an array of event-info entries, if the
+    /// implementation has one.
     fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {
         None
     }
@@ -199,58 +223,33 @@ impl<T: SbiEcall> Firmware for T {
 
     fn counter_config_matching(
         &mut self,
-        counter_idx_base: usize,
-        counter_idx_mask: usize,
-        config_flags: CfgFlags,
+        base: usize,
+        mask: usize,
+        flags: CfgFlags,
         event_idx: EventIdx,
         event_data: u64,
     ) -> Result<usize, SbiError> {
         // On RV64 event_data is passed whole in a4; a5 (its upper half on RV32) is zero.
-        let args = [
-            counter_idx_base,
-            counter_idx_mask,
-            config_flags.bits(),
-            event_idx.raw() as usize,
-            event_data as usize,
-            0,
-        ];
+        let (idx, data) = (event_idx.raw() as usize, event_data as usize);
+        let args = [base, mask, flags.bits(), idx, data, 0];
         self.sbi_ecall(Fid::CounterConfigMatching, args).result()
     }
 
     #[inline(always)]
     fn counter_start(
         &mut self,
-        counter_idx_base: usize,
-        counter_idx_mask: usize,
-        start_flags: StartFlags,
+        base: usize,
+        mask: usize,
+        flags: StartFlags,
         initial_value: u64,
     ) -> Result<(), SbiError> {
-        let args = [
-            counter_idx_base,
-            counter_idx_mask,
-            start_flags.bits(),
-            initial_value as usize,
-            0,
-            0,
-        ];
+        let args = [base, mask, flags.bits(), initial_value as usize, 0, 0];
         self.sbi_ecall(Fid::CounterStart, args).result().map(|_| ())
     }
 
     #[inline(always)]
-    fn counter_stop(
-        &mut self,
-        counter_idx_base: usize,
-        counter_idx_mask: usize,
-        stop_flags: StopFlags,
-    ) -> Result<(), SbiError> {
-        let args = [
-            counter_idx_base,
-            counter_idx_mask,
-            stop_flags.bits(),
-            0,
-            0,
-            0,
-        ];
+    fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
+        let args = [base, mask, flags.bits(), 0, 0, 0];
         self.sbi_ecall(Fid::CounterStop, args).result().map(|_| ())
     }
 
@@ -264,35 +263,22 @@ impl<T: SbiEcall> Firmware for T {
             .result()
     }
 
-    fn snapshot_set_shmem(
-        &mut self,
-        shmem_phys_lo: usize,
-        shmem_phys_hi: usize,
-        flags: usize,
-    ) -> Result<(), SbiError> {
-        let args = [shmem_phys_lo, shmem_phys_hi, flags, 0, 0, 0];
-        self.sbi_ecall(Fid::SnapshotSetShmem, args)
+    fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
+        SbiEcall::snapshot_set_shmem(self, enable)
             .result()
             .map(|_| ())
     }
 
-    fn event_get_info(
-        &mut self,
-        shmem_phys_lo: usize,
-        shmem_phys_hi: usize,
-        num_entries: usize,
-        flags: usize,
-    ) -> Result<(), SbiError> {
-        let args = [shmem_phys_lo, shmem_phys_hi, num_entries, flags, 0, 0];
-        self.sbi_ecall(Fid::EventGetInfo, args).result().map(|_| ())
+    fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
+        SbiEcall::event_get_info(self, entries).result().map(|_| ())
     }
 
     fn read_counter_csr(&mut self, csr: u16) -> u64 {
         self.read_csr(csr)
     }
 
-    fn snapshot_phys(&mut self) -> Option<u64> {
-        SbiEcall::snapshot_phys(self)
+    fn has_snapshot_mem(&mut self) -> bool {
+        SbiEcall::has_snapshot_mem(self)
     }
 
     fn snapshot_overflow_mask(&mut self) -> u64 {
@@ -321,10 +307,6 @@ impl<T: SbiEcall> Firmware for T {
         for word in 0..SnapshotPage::USED_WORDS {
             self.set_snapshot_word(word, 0);
         }
-    }
-
-    fn event_info_shmem(&mut self) -> Option<(u64, &mut [u64])> {
-        self.event_info_mem()
     }
 }
 
@@ -384,19 +366,24 @@ mod tests {
         assert_eq!(r.last, Some((Fid::CounterFwReadHi, [21, 0, 0, 0, 0, 0])));
         r.counter_get_info(4).unwrap();
         assert_eq!(r.last, Some((Fid::CounterGetInfo, [4, 0, 0, 0, 0, 0])));
-        r.snapshot_set_shmem(0x8000_1000, 0, 0).unwrap();
+        Firmware::snapshot_set_shmem(&mut r, false).unwrap();
         assert_eq!(
             r.last,
-            Some((Fid::SnapshotSetShmem, [0x8000_1000, 0, 0, 0, 0, 0]))
-        );
-        r.event_get_info(0x8000_2000, 0, 52, 0).unwrap();
-        assert_eq!(
-            r.last,
-            Some((Fid::EventGetInfo, [0x8000_2000, 0, 52, 0, 0, 0]))
+            Some((Fid::SnapshotSetShmem, [usize::MAX, usize::MAX, 0, 0, 0, 0]))
         );
         assert_eq!(Firmware::read_counter_csr(&mut r, 0xC03), 0x1806);
-        assert!(Firmware::snapshot_phys(&mut r).is_none());
-        assert!(Firmware::event_info_shmem(&mut r).is_none());
+        // Without memory the calls that lend it are refused before any call is made.
+        r.last = None;
+        assert!(!Firmware::has_snapshot_mem(&mut r));
+        assert_eq!(
+            Firmware::snapshot_set_shmem(&mut r, true),
+            Err(SbiError::NotSupported)
+        );
+        assert_eq!(
+            Firmware::event_get_info(&mut r, &mut [0; 4]),
+            Err(SbiError::NotSupported)
+        );
+        assert_eq!(r.last, None);
     }
 
     #[test]
@@ -413,6 +400,9 @@ mod tests {
             Err(SbiError::AlreadyStopped)
         );
         r.ret.error = -2;
-        assert_eq!(r.snapshot_set_shmem(0, 0, 0), Err(SbiError::NotSupported));
+        assert_eq!(
+            Firmware::snapshot_set_shmem(&mut r, false),
+            Err(SbiError::NotSupported)
+        );
     }
 }

@@ -10,12 +10,13 @@
 //! `counter_stop` with RESET over a mask, one `counter_start` over a mask for counters that continue
 //! from the value they hold, and either one `counter_start` with INIT_SNAPSHOT (snapshot memory) or
 //! one `counter_start` with SET_INIT_VALUE per counter whose value must be rewritten (sampling
-//! reloads). The plan is data: [`Plan::calls`] lists the calls, [`Plan::num_calls`] counts them.
+//! reloads). The plan is data: [`Plan::calls`] lists the calls.
 //!
 //! All masks are logical counter indices with `counter_idx_base` 0: on RV64 one mask covers all 64
 //! counters the driver handles.
 
 use crate::abi::{StartFlags, StopFlags};
+use crate::counters::counters_in;
 
 /// The state of one CPU's counters when the planner runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -98,32 +99,19 @@ impl Plan {
         let to_start = want & !left_running;
         let reload = to_start & s.reload;
         let plain = to_start & !s.reload;
-        if s.snapshot && reload != 0 {
-            if plain & s.fw_counters & !s.known == 0 {
-                Self {
-                    stop,
-                    reset,
-                    start: 0,
-                    start_snapshot: reload | plain,
-                    start_with_value: 0,
-                }
-            } else {
-                Self {
-                    stop,
-                    reset,
-                    start: plain,
-                    start_snapshot: reload,
-                    start_with_value: 0,
-                }
-            }
+        let (start, start_snapshot, start_with_value) = if !s.snapshot || reload == 0 {
+            (plain, 0, reload)
+        } else if plain & s.fw_counters & !s.known == 0 {
+            (0, reload | plain, 0)
         } else {
-            Self {
-                stop,
-                reset,
-                start: plain,
-                start_snapshot: 0,
-                start_with_value: reload,
-            }
+            (plain, reload, 0)
+        };
+        Self {
+            stop,
+            reset,
+            start,
+            start_snapshot,
+            start_with_value,
         }
     }
 
@@ -133,8 +121,8 @@ impl Plan {
         s.want & !s.reset
     }
 
-    /// The number of SBI calls the plan makes.
-    #[inline]
+    /// The number of SBI calls the plan makes (for the tests).
+    #[cfg(test)]
     pub const fn num_calls(&self) -> u32 {
         (self.stop != 0) as u32
             + (self.reset != 0) as u32
@@ -153,35 +141,17 @@ impl Plan {
     /// counter is never started twice and reloads see a stopped counter.
     #[inline]
     pub fn calls(&self) -> impl Iterator<Item = PlannedCall> {
-        let stop = (self.stop != 0).then_some(PlannedCall::Stop {
-            cmask: self.stop,
-            flags: StopFlags::empty(),
-        });
-        let reset = (self.reset != 0).then_some(PlannedCall::Stop {
-            cmask: self.reset,
-            flags: StopFlags::RESET,
-        });
-        let start = (self.start != 0).then_some(PlannedCall::Start {
-            cmask: self.start,
-            flags: StartFlags::empty(),
-        });
-        let snapshot = (self.start_snapshot != 0).then_some(PlannedCall::Start {
-            cmask: self.start_snapshot,
-            flags: StartFlags::INIT_SNAPSHOT,
-        });
-        let mut each = self.start_with_value;
-        let singles = core::iter::from_fn(move || {
-            if each == 0 {
-                return None;
-            }
-            let idx = each.trailing_zeros();
-            each &= each - 1;
-            Some(PlannedCall::StartWithValue { idx })
-        });
-        stop.into_iter()
-            .chain(reset)
-            .chain(start)
-            .chain(snapshot)
+        // A call over a mask is made when the mask names a counter.
+        let stop = |cmask, flags| (cmask != 0).then_some(PlannedCall::Stop { cmask, flags });
+        let start = |cmask, flags| (cmask != 0).then_some(PlannedCall::Start { cmask, flags });
+        // CAST: counter indices are below 64.
+        let singles = counters_in(self.start_with_value)
+            .map(|idx| PlannedCall::StartWithValue { idx: idx as u32 });
+        stop(self.stop, StopFlags::empty())
+            .into_iter()
+            .chain(stop(self.reset, StopFlags::RESET))
+            .chain(start(self.start, StartFlags::empty()))
+            .chain(start(self.start_snapshot, StartFlags::INIT_SNAPSHOT))
             .chain(singles)
     }
 }

@@ -30,11 +30,11 @@
 //! from the counter, and counting events are updated on overflow too (the C driver skips them).
 //!
 use crate::abi::{
-    CfgFlags, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, SbiVersion, StartFlags,
-    StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
+    CfgFlags, CounterInfo, EventIdx, EventType, Fid, SbiError, SbiVersion, StartFlags, StopFlags,
+    CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use crate::counters::{
-    counters_in, counting_floor, event_set_period, event_update_with, EventFlags, HesState, HwEvent,
+    counters_in, counting_floor, event_set_period, event_update_with, HesState, HwEvent, HwFlags,
 };
 use crate::counters::{PmuInfo, IDX_NONE};
 use crate::errno::ENOENT;
@@ -121,13 +121,34 @@ struct SlotConfig {
 }
 
 /// One CPU's counters (`struct cpu_hw_events`).
+///
+/// # Invariants
+///
+/// Between calls of its public methods, the counter bitmasks (bit `n` = logical counter `n`) keep
+/// these relations:
+/// - `used_hw_ctrs` is within the usable hardware counters (`info.hw_mask`) and `used_fw_ctrs`
+///   within the usable firmware counters (`info.fw_mask`), so `used_hw_ctrs & used_fw_ctrs == 0`;
+///   `n_events` is the number of bits of `used_hw_ctrs | used_fw_ctrs`.
+/// - `parked`, `reset` and `used_hw_ctrs | used_fw_ctrs` are pairwise disjoint: a counter is held by
+///   an event, parked for one, waiting for its reset, or none of these.
+/// - `running` and `want` are within the usable counters (`info.cmask`). Outside a disable window
+///   (`disable_depth == 0`; the overflow handler counts as one) the recorded work has been
+///   flushed: `running == want`, `reload == 0` and `reset == 0`. Within a window they differ by
+///   what the next flush does.
+/// - `parked & running` are the coasting counters ([`CpuHwEvents::coasting_ctrs`]).
+/// - `coastable` is within `info.hw_mask`; a bit there matters only while the counter runs for the
+///   event that last started it.
+/// - `known & running == 0`: a value saved by a snapshot is known only while the counter is stopped.
+/// - `fresh` is acted on for firmware counters only; a bit is cleared when the counter starts.
+/// - `ovf_pending` is zero outside the overflow handler; [`CpuHwEvents::overflow_begin`] sets it
+///   to the held hardware counters (within `used_hw_ctrs`) it stopped and found overflowed, and
+///   [`CpuHwEvents::overflow_end`] clears it.
+/// - `pm_saved` is the CPU PM notifier's record ([`CpuHwEvents::set_pm_saved`]); the core keeps no
+///   relation between it and the other masks.
 #[derive(Clone, Debug)]
 pub struct CpuHwEvents {
     info: PmuInfo,
     disable_depth: u32,
-    /// Whether `disable_depth` counts a window of perf core's that an operation joined
-    /// ([`CpuHwEvents::join_window`]), to be closed by [`CpuHwEvents::leave_window`].
-    joined: bool,
     snapshot: bool,
     n_events: u32,
     used_hw_ctrs: u64,
@@ -174,13 +195,20 @@ const fn bit(idx: usize) -> u64 {
     }
 }
 
+/// Sets `slots[idx]`; nothing for an index past the table.
+#[inline(always)]
+fn set_slot<T>(slots: &mut [T; RISCV_MAX_COUNTERS], idx: usize, value: T) {
+    if let Some(slot) = slots.get_mut(idx) {
+        *slot = value;
+    }
+}
+
 impl CpuHwEvents {
     /// A CPU with no event, using the counters `info` describes.
     pub fn new(info: &PmuInfo) -> Self {
         Self {
             info: *info,
             disable_depth: 0,
-            joined: false,
             snapshot: false,
             n_events: 0,
             used_hw_ctrs: 0,
@@ -263,36 +291,24 @@ impl CpuHwEvents {
         let stats = self.stats;
         *self = Self::new(&self.info);
         self.stats = stats;
-        if self.info.cmask != 0 {
-            // Counters that are not configured or already stopped make this fail; it is still done.
-            let _ = self.sbi_stop(fw, self.info.cmask, StopFlags::RESET);
-        }
-        if !use_snapshot || !self.info.version.at_least(SbiVersion::V2_0) {
+        // Counters that are not configured or already stopped make the stop fail; it is still done.
+        self.reset_now(fw, self.info.cmask);
+        if !use_snapshot || !self.info.version.at_least(SbiVersion::V2_0) || !fw.has_snapshot_mem()
+        {
             return Ok(());
         }
-        let Some(phys) = fw.snapshot_phys() else {
-            return Ok(());
-        };
         fw.clear_snapshot();
         self.count(Fid::SnapshotSetShmem);
-        // On RV64 a physical address fits shmem_phys_lo; shmem_phys_hi is zero.
-        match fw.snapshot_set_shmem(phys as usize, 0, 0) {
-            Ok(()) => {
-                self.snapshot = true;
-                Ok(())
-            }
-            Err(err) => Err(err),
-        }
+        fw.snapshot_set_shmem(true)?;
+        self.snapshot = true;
+        Ok(())
     }
 
     /// Resets the mapping of every parked counter (one stop with RESET), so firmware holds no
     /// mapping for an event that left this CPU. The driver does it by itself when a counter is
     /// needed and at CPU teardown; the glue may call it when the PMU goes away.
     pub fn release_parked<F: Firmware>(&mut self, fw: &mut F) {
-        let parked = self.parked;
-        if parked != 0 {
-            self.reset_now(fw, parked);
-        }
+        self.reset_now(fw, self.parked);
     }
 
     /// `pmu_sbi_dying_cpu()`: releases parked counters and disables the snapshot memory of this CPU.
@@ -303,7 +319,7 @@ impl CpuHwEvents {
         }
         self.snapshot = false;
         self.count(Fid::SnapshotSetShmem);
-        fw.snapshot_set_shmem(SBI_SHMEM_DISABLE, SBI_SHMEM_DISABLE, 0)
+        fw.snapshot_set_shmem(false)
     }
 
     /// Records the counters whose events a CPU PM enter stopped (the C driver's notifier restarts
@@ -328,111 +344,65 @@ impl CpuHwEvents {
     #[inline]
     pub fn pmu_enable<F: Firmware>(&mut self, fw: &mut F) {
         self.disable_depth = self.disable_depth.saturating_sub(1);
-        if self.disable_depth == 0 {
-            self.flush(fw);
-        }
-    }
-
-    /// Joins a window perf core has open (`perf_pmu_disable()`) that this state was not told of:
-    /// `window` says whether perf core has the PMU disabled on this CPU, and is asked only when
-    /// no window is open here. Every operation that records work calls it first, so that the work
-    /// waits for [`CpuHwEvents::leave_window`] as it would for [`CpuHwEvents::pmu_enable`] after a
-    /// [`CpuHwEvents::pmu_disable`]. A driver that learns of perf core's windows this way needs no
-    /// `pmu_disable` callback, and the short paths of `add` and `del`, which record nothing, never
-    /// ask.
-    #[inline(always)]
-    fn join_window(&mut self, window: impl FnOnce() -> bool) {
-        if self.disable_depth == 0 && window() {
-            self.disable_depth = 1;
-            self.joined = true;
-        }
-    }
-
-    /// `pmu->pmu_enable` of a driver that joins perf core's windows
-    /// ([`CpuHwEvents::join_window`]): closes the window an operation joined, flushing its work;
-    /// nothing to do when none did (no work waits: outside a window every operation makes its
-    /// calls at once).
-    #[inline]
-    pub fn leave_window<F: Firmware>(&mut self, fw: &mut F) {
-        if self.joined {
-            self.joined = false;
-            self.pmu_enable(fw);
-        }
+        self.maybe_flush(fw);
     }
 
     /// `riscv_pmu_add()`: gives the event a counter (`pmu_sbi_ctr_get_idx()`), and starts it when
-    /// `start` (`PERF_EF_START`) is set. `window`: see [`CpuHwEvents::join_window`].
+    /// `start` (`PERF_EF_START`) is set.
     #[inline(always)]
     pub fn add<F: Firmware>(
         &mut self,
         fw: &mut F,
         hw: &mut impl HwEvent,
         start: bool,
-        window: impl FnOnce() -> bool,
     ) -> Result<(), AddError> {
-        if start && self.add_returning(fw, hw) {
+        if start && self.add_returning(fw, hw).is_some() {
             return Ok(());
         }
-        self.add_general(fw, hw, start, window)
+        self.add_general(fw, hw, start)
     }
 
     /// The short path of [`CpuHwEvents::add`], taken at nearly every context switch of a task that
     /// counts hardware events: the event comes back to the counter it left running
     /// ([`CpuHwEvents::del_coasting`]), which still holds its configuration. It claims the counter
     /// and takes its value as the event's start, as the general path would through
-    /// [`CpuHwEvents::start`], without an SBI call or anything to flush. Returns `false`, having
+    /// [`CpuHwEvents::start`], without an SBI call or anything to flush. Returns `None`, having
     /// changed nothing, in every other case.
     #[inline(always)]
-    fn add_returning<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> bool {
-        let Ok(idx) = usize::try_from(hw.last_tag().wrapping_sub(1)) else {
-            return false;
-        };
+    fn add_returning<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> Option<()> {
+        // A counter parked by this event, still running for it as a counting event (wanted,
+        // coastable) and held by no other event: the returning owner takes it back as it is.
+        let idx = self.parked_for(hw)?;
         let b = bit(idx);
-        // A counter still running for a counting event (parked, wanted, coastable) and held by
-        // no other event: a returning owner takes it back as it is. The owner is that event's id
-        // (never reused; 0, unknown, never matches a parked counter's owner on this path).
-        if self.parked & self.running & self.want & self.coastable & b == 0
-            || (self.used_hw_ctrs | self.used_fw_ctrs) & b != 0
-        {
-            return false;
+        if self.running & self.want & self.coastable & b == 0 || self.used() & b != 0 {
+            return None;
         }
-        let owner = hw.owner();
-        if owner == 0 || self.parked_owner.get(idx) != Some(&owner) {
-            return false;
-        }
-        let Some(info) = self.info.counter_info(idx) else {
-            return false;
-        };
+        let info = self.info.counter_info(idx)?;
         let mask = info.width_mask();
         let value = fw.read_counter_csr(info.csr) & mask;
         if value < counting_floor(mask) {
             // Too near the wrap: the general path reloads the counter.
-            return false;
+            return None;
         }
-        // What the hint path of `ctr_get_idx` does, with the kind known: coastable counters are
-        // hardware counters.
-        self.parked &= !b;
-        self.used_hw_ctrs |= b;
-        self.stats.reused = self.stats.reused.wrapping_add(1);
+        // What the hint path of `ctr_get_idx` does.
+        self.take_parked(b);
         self.n_events = self.n_events.saturating_add(1);
         // idx is below 64, so it fits an i32.
         hw.set_idx(idx as i32);
         hw.set_prev_count(value);
         hw.set_state(HesState::empty());
-        true
+        Some(())
     }
 
     /// [`CpuHwEvents::add`] for every event [`CpuHwEvents::add_returning`] does not take (out of
-    /// line, with the window's test, so that the short path keeps its registers).
+    /// line, so that the short path keeps its registers).
     #[inline(never)]
     fn add_general<F: Firmware>(
         &mut self,
         fw: &mut F,
         hw: &mut impl HwEvent,
         start: bool,
-        window: impl FnOnce() -> bool,
     ) -> Result<(), AddError> {
-        self.join_window(window);
         let idx = self.ctr_get_idx(fw, hw)?;
         // idx is below 64, so it fits an i32.
         hw.set_idx(idx as i32);
@@ -466,19 +436,10 @@ impl CpuHwEvents {
     /// Where user mode can read any configured counter ([`PmuInfo::configured_counters_readable`]:
     /// KVM), nothing is parked or coasts: the counter is stopped with RESET at the flush, as the C
     /// driver does at once, so no other task can read what it counted.
-    ///
-    /// `window`: see [`CpuHwEvents::join_window`].
     #[inline(always)]
-    pub fn del<F: Firmware>(
-        &mut self,
-        fw: &mut F,
-        hw: &mut impl HwEvent,
-        window: impl FnOnce() -> bool,
-    ) -> u64 {
-        match self.del_coasting(fw, hw) {
-            Some(delta) => delta,
-            None => self.del_general(fw, hw, window),
-        }
+    pub fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
+        self.del_coasting(fw, hw)
+            .unwrap_or_else(|| self.del_general(fw, hw))
     }
 
     /// The short path of [`CpuHwEvents::del`]: a counting event whose hardware counter may coast
@@ -495,48 +456,25 @@ impl CpuHwEvents {
         }
         let info = self.info.counter_info(idx)?;
         let delta = event_update_with(hw, fw.read_counter_csr(info.csr), info.width_mask());
-        self.used_hw_ctrs &= !b;
-        self.n_events = self.n_events.saturating_sub(1);
-        self.parked |= b;
-        if let Some(owner) = self.parked_owner.get_mut(idx) {
-            *owner = hw.owner();
-        }
-        // idx is below 64.
-        hw.set_last_tag(idx as u64 + 1);
+        self.park(hw, idx);
         hw.set_state(HesState::STOPPED | HesState::UPTODATE);
         hw.set_idx(IDX_NONE);
         Some(delta)
     }
 
     /// [`CpuHwEvents::del`] for every event [`CpuHwEvents::del_coasting`] does not take (out of
-    /// line, with the window's test, as [`CpuHwEvents::add_general`]).
+    /// line, as [`CpuHwEvents::add_general`]).
     #[inline(never)]
-    fn del_general<F: Firmware>(
-        &mut self,
-        fw: &mut F,
-        hw: &mut impl HwEvent,
-        window: impl FnOnce() -> bool,
-    ) -> u64 {
-        self.join_window(window);
+    fn del_general<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
         let Some(idx) = self.used_counter(hw) else {
             hw.set_idx(IDX_NONE);
             return 0;
         };
-        let park = !self.info.configured_counters_readable;
         let delta = self.stop_counter(fw, hw, idx, self.may_coast(idx));
-        let b = bit(idx);
-        self.used_hw_ctrs &= !b;
-        self.used_fw_ctrs &= !b;
-        self.n_events = self.n_events.saturating_sub(1);
-        if park {
-            self.parked |= b;
-            // idx is below 64.
-            hw.set_last_tag(idx as u64 + 1);
-            if let Some(owner) = self.parked_owner.get_mut(idx) {
-                *owner = hw.owner();
-            }
+        if self.info.configured_counters_readable {
+            self.reset |= self.release(idx);
         } else {
-            self.reset |= b;
+            self.park(hw, idx);
         }
         self.maybe_flush(fw);
         hw.set_idx(IDX_NONE);
@@ -547,93 +485,58 @@ impl CpuHwEvents {
     ///
     /// A sampling event is loaded with its next period (`riscv_pmu_event_set_period()`), whatever
     /// `reload` says, as the C driver does. A counting event continues from the value its counter
-    /// holds. `window`: see [`CpuHwEvents::join_window`].
+    /// holds. perf passes `reload` (PERF_EF_RELOAD) after an update; the C driver reloads either
+    /// way, and so does this.
     #[inline(always)]
-    pub fn start<F: Firmware>(
-        &mut self,
-        fw: &mut F,
-        hw: &mut impl HwEvent,
-        reload: bool,
-        window: impl FnOnce() -> bool,
-    ) {
-        // perf passes PERF_EF_RELOAD after an update; the C driver reloads either way, and so do we.
-        let _ = reload;
-        self.join_window(window);
+    pub fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, _reload: bool) {
         self.start_counter(fw, hw);
     }
 
-    /// [`CpuHwEvents::start`] in the window it joined.
     #[inline(always)]
     fn start_counter<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) {
-        let Some(idx) = self.used_counter(hw) else {
+        let Some((idx, info)) = self.used_info(hw) else {
             return;
         };
         let b = bit(idx);
-        let Some(info) = self.info.counter_info(idx) else {
-            return;
-        };
         let mask = self.info.width_mask(idx);
         hw.set_state(HesState::empty());
-        let reload_value = if !hw.is_sampling() {
-            if !info.is_firmware() {
-                // Counting continues from the counter value, which costs no SBI call to read, unless
-                // the value leaves too little margin before the wrap.
-                let value = self
-                    .stopped_value(idx)
-                    .unwrap_or_else(|| fw.read_counter_csr(info.csr))
-                    & mask;
-                if value >= counting_floor(mask) {
-                    hw.set_prev_count(value);
-                    false
-                } else {
-                    hw.set_prev_count(counting_floor(mask));
-                    true
-                }
-            } else {
-                // A firmware counter keeps its value while stopped; after configuration, or when the
-                // event last ran on another counter, it is set to prev_count.
-                self.fresh & b != 0 || self.held.get(idx) != Some(&hw.prev_count())
-            }
-        } else {
+        let reload_value = if hw.is_sampling() {
             event_set_period(hw, mask);
             true
+        } else if info.is_firmware() {
+            // A firmware counter keeps its value while stopped; after configuration, or when the
+            // event last ran on another counter, it is set to prev_count.
+            self.fresh & b != 0 || self.held.get(idx) != Some(&hw.prev_count())
+        } else {
+            // Counting continues from the counter value, which costs no SBI call to read, unless
+            // the value leaves too little margin before the wrap: then from the floor.
+            let value = self
+                .stopped_value(idx)
+                .unwrap_or_else(|| fw.read_counter_csr(info.csr))
+                & mask;
+            hw.set_prev_count(value.max(counting_floor(mask)));
+            value < counting_floor(mask)
         };
         if reload_value {
             let value = hw.prev_count() & mask;
-            if let Some(v) = self.init_val.get_mut(idx) {
-                *v = value;
-            }
-            if let Some(h) = self.held.get_mut(idx) {
-                *h = value;
-            }
+            set_slot(&mut self.init_val, idx, value);
+            set_slot(&mut self.held, idx, value);
             self.reload |= b;
         }
         self.fresh &= !b;
+        self.coastable &= !b;
         if self.coasts_for(hw, b) {
             self.coastable |= b;
-        } else {
-            self.coastable &= !b;
         }
         self.want |= b;
         self.maybe_flush(fw);
     }
 
     /// `riscv_pmu_stop()`: stops the event's counter and updates the event (always, as the C driver
-    /// does whatever `update` says). Returns the count to add to the event. `window`: see
-    /// [`CpuHwEvents::join_window`].
-    pub fn stop<F: Firmware>(
-        &mut self,
-        fw: &mut F,
-        hw: &mut impl HwEvent,
-        update: bool,
-        window: impl FnOnce() -> bool,
-    ) -> u64 {
-        let _ = update;
-        let Some(idx) = self.used_counter(hw) else {
-            return 0;
-        };
-        self.join_window(window);
-        self.stop_counter(fw, hw, idx, false)
+    /// does whatever `update` says). Returns the count to add to the event.
+    pub fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, _update: bool) -> u64 {
+        let idx = self.used_counter(hw);
+        idx.map_or(0, |idx| self.stop_counter(fw, hw, idx, false))
     }
 
     /// Stops the event on its counter `idx` and updates it; with `keep_running` (a coasting
@@ -652,10 +555,8 @@ impl CpuHwEvents {
         let b = bit(idx);
         // A start recorded in this window and not flushed yet never ran: nothing to count.
         let never_ran = self.reload & b != 0;
-        if never_ran {
-            // The value was never loaded, so the driver no longer knows what the counter holds.
-            self.fresh |= b & self.info.fw_mask;
-        }
+        // If the value was never loaded, the driver no longer knows what the counter holds.
+        self.fresh |= self.reload & b & self.info.fw_mask;
         if self.snapshot
             && self.disable_depth > 0
             && !never_ran
@@ -677,11 +578,7 @@ impl CpuHwEvents {
         // one without snapshot memory it is read now and stopped at the flush: perf reads the count
         // right after stop.
         self.maybe_flush(fw);
-        let delta = if never_ran {
-            0
-        } else {
-            self.event_update(fw, hw)
-        };
+        let delta = if never_ran { 0 } else { self.read(fw, hw) };
         hw.set_state(hw.state() | HesState::UPTODATE);
         delta
     }
@@ -738,11 +635,10 @@ impl CpuHwEvents {
         fw: &mut F,
         hw: &mut impl HwEvent,
     ) -> Option<OverflowEvent> {
-        let idx = hw.counter()?;
+        let idx = hw
+            .counter()
+            .filter(|&idx| self.ovf_pending & bit(idx) != 0)?;
         let b = bit(idx);
-        if self.ovf_pending & b == 0 {
-            return None;
-        }
         self.ovf_pending &= !b;
         let mask = self.info.width_mask(idx);
         hw.set_state(hw.state() | HesState::STOPPED);
@@ -757,16 +653,14 @@ impl CpuHwEvents {
             hw.set_prev_count(counting_floor(mask));
             false
         };
-        if let Some(v) = self.init_val.get_mut(idx) {
-            *v = hw.prev_count() & mask;
-        }
+        set_slot(&mut self.init_val, idx, hw.prev_count() & mask);
         self.reload |= b;
         hw.set_state(HesState::empty());
         Some(OverflowEvent {
             delta,
             sample,
             last_period,
-            publish: hw.flags().contains(EventFlags::USER_READ_CNT),
+            publish: hw.flags().contains(HwFlags::USER_READ_CNT),
         })
     }
 
@@ -790,9 +684,8 @@ impl CpuHwEvents {
     /// firmware with the value the event was last brought up to date from (no reload pending).
     /// Legacy-mode events are excluded: their fixed counter is reconfigured at every add. Snapshot
     /// memory does not change the choice: a hypervisor (KVM) offers it, and there a counter CSR read
-    /// traps to the hypervisor, but every SBI call does too, and KVM's stop and start of a counter
-    /// cost several reads (`make bench`, KVM: a stop and a start of one counter about 10,400 ns, a
-    /// read about 1,900 ns; eight counters 130,700 ns).
+    /// traps to the hypervisor, but every SBI call does too, and under KVM an SBI call that stops or
+    /// starts a counter costs as much as several counter CSR reads.
     ///
     /// `coastable` holds the first part for the counter's event: perf wants the counter (`want`)
     /// only after that event's [`CpuHwEvents::start`], which set or cleared the bit. Nothing coasts
@@ -807,7 +700,7 @@ impl CpuHwEvents {
     /// legacy-mode, event on a hardware counter.
     #[inline(always)]
     fn coasts_for(&self, hw: &impl HwEvent, b: u64) -> bool {
-        !hw.is_sampling() && !hw.flags().contains(EventFlags::LEGACY) && self.info.hw_mask & b != 0
+        !hw.is_sampling() && !hw.flags().contains(HwFlags::LEGACY) && self.info.hw_mask & b != 0
     }
 
     /// The counters no event holds that were left running ([`CpuHwEvents::del`]).
@@ -819,25 +712,33 @@ impl CpuHwEvents {
     #[inline]
     fn used_counter(&self, hw: &impl HwEvent) -> Option<usize> {
         let idx = hw.counter()?;
-        ((self.used_hw_ctrs | self.used_fw_ctrs) & bit(idx) != 0).then_some(idx)
+        (self.used() & bit(idx) != 0).then_some(idx)
+    }
+
+    /// [`CpuHwEvents::used_counter`] with its `counter_info`.
+    #[inline(always)]
+    fn used_info(&self, hw: &impl HwEvent) -> Option<(usize, CounterInfo)> {
+        let idx = self.used_counter(hw)?;
+        Some((idx, self.info.counter_info(idx)?))
+    }
+
+    /// The counters events hold.
+    #[inline]
+    fn used(&self) -> u64 {
+        self.used_hw_ctrs | self.used_fw_ctrs
     }
 
     /// `riscv_pmu_event_update()`: reads the counter and moves the event to it.
     #[inline(always)]
     fn event_update<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
-        if hw.state().contains(HesState::UPTODATE) {
-            return 0;
-        }
-        let Some(idx) = self.used_counter(hw) else {
+        let Some((idx, info)) = self.used_info(hw) else {
             return 0;
         };
-        if self.reload & bit(idx) != 0 {
-            // The counter still waits for the value prev_count stands for: no event counted yet.
+        // Up to date, or the counter still waits for the value prev_count stands for (no event
+        // counted yet): nothing to add.
+        if hw.state().contains(HesState::UPTODATE) || self.reload & bit(idx) != 0 {
             return 0;
         }
-        let Some(info) = self.info.counter_info(idx) else {
-            return 0;
-        };
         let value = if let Some(value) = self.stopped_value(idx) {
             value
         } else if info.is_firmware() {
@@ -857,9 +758,7 @@ impl CpuHwEvents {
         // PmuInfo::width_mask, from the info at hand. Only a firmware counter's value is kept: start
         // compares it with prev_count to know whether the counter must be rewritten.
         let width_mask = if info.is_firmware() {
-            if let Some(h) = self.held.get_mut(idx) {
-                *h = value;
-            }
+            set_slot(&mut self.held, idx, value);
             u64::MAX
         } else {
             info.width_mask()
@@ -879,27 +778,17 @@ impl CpuHwEvents {
         // for it: nothing a perf event's configuration depends on (its attributes and counter mask)
         // changes after event_init, and a known owner id (not 0) is never reused. Legacy events
         // reconfigure their fixed counter below; every other case is the parked pass below.
-        let owner = hw.owner();
-        let hint = usize::try_from(hw.last_tag().wrapping_sub(1)).unwrap_or(usize::MAX);
-        if owner != 0
-            && !hw.flags().contains(EventFlags::LEGACY)
-            && hint < RISCV_MAX_COUNTERS
-            && self.parked & bit(hint) != 0
-            && self.parked_owner.get(hint) == Some(&owner)
-        {
+        let legacy = hw.flags().contains(HwFlags::LEGACY);
+        if let Some(hint) = self.parked_for(hw).filter(|_| !legacy) {
             let b = bit(hint);
             // The counter keeps the configuration it was parked with: claimed as it is (what
             // `claim` would do for the same configuration, without copying and comparing it).
-            if self.mapped.get(hint).is_some_and(Option::is_some)
-                && (self.used_hw_ctrs | self.used_fw_ctrs) & b == 0
-            {
-                self.parked &= !b;
-                self.stats.reused = self.stats.reused.wrapping_add(1);
-                self.mark_used(b);
+            if self.mapped.get(hint).is_some_and(Option::is_some) && self.used() & b == 0 {
+                self.take_parked(b);
                 return Ok(hint);
             }
         }
-        self.ctr_get_idx_slow(fw, hw, owner)
+        self.ctr_get_idx_slow(fw, hw)
     }
 
     /// [`CpuHwEvents::ctr_get_idx`] for an event that does not find its parked counter: a legacy
@@ -909,7 +798,6 @@ impl CpuHwEvents {
         &mut self,
         fw: &mut F,
         hw: &impl HwEvent,
-        owner: u64,
     ) -> Result<usize, AddError> {
         let event_idx = hw.event_idx().ok_or(AddError::NoCounter)?;
         let cfg = SlotConfig {
@@ -919,19 +807,12 @@ impl CpuHwEvents {
             cflags: CfgFlags::from_bits_retain(hw.config_base()) & CfgFlags::INHIBIT_HINTS,
         };
         let is_fw = matches!(event_idx.ty(), EventType::Firmware);
-        let kind = if is_fw {
-            self.info.fw_mask
-        } else {
-            self.info.hw_mask
-        };
-        let allowed = self.info.allowed_cmask(event_idx, hw.cmask()) & kind;
+        // Firmware counters for firmware events, hardware counters for the others.
+        let allowed = self.info.allowed_cmask(event_idx, hw.cmask());
 
-        if hw.flags().contains(EventFlags::LEGACY) && !is_fw {
-            let fixed = match event_idx.hw_event() {
-                Some(HwGeneralEvent::CpuCycles) => self.info.logical_from_hw(0b001),
-                Some(HwGeneralEvent::Instructions) => self.info.logical_from_hw(0b100),
-                _ => 0,
-            };
+        if hw.flags().contains(HwFlags::LEGACY) && !is_fw {
+            let fixed = u64::from(event_idx.fixed_counter());
+            let fixed = self.info.logical_from_hw(fixed);
             if fixed != 0 {
                 let cfg = SlotConfig {
                     cflags: cfg.cflags | CfgFlags::SKIP_MATCH,
@@ -939,10 +820,7 @@ impl CpuHwEvents {
                 };
                 // SKIP_MATCH reconfigures the counter, so any parked mapping on it is gone; firmware
                 // configures only a stopped counter.
-                let coasting = fixed & (self.coasting_ctrs() | self.reset);
-                if coasting != 0 {
-                    self.reset_now(fw, coasting);
-                }
+                self.reset_now(fw, fixed & (self.coasting_ctrs() | self.reset));
                 self.forget(fixed & self.parked);
                 let idx = self.sbi_cfg_match(fw, fixed, cfg).map_err(AddError::Sbi)?;
                 return self.claim(idx, fixed, cfg);
@@ -960,11 +838,7 @@ impl CpuHwEvents {
             let Some(m) = self.mapped.get(i).copied().flatten() else {
                 continue;
             };
-            if m == cfg
-                && allowed & bit(i) != 0
-                && self.parked & bit(i) != 0
-                && self.parked_owner.get(i) == Some(&owner)
-            {
+            if m == cfg && allowed & bit(i) != 0 && self.parked_by(i, hw.owner()) {
                 self.parked &= !bit(i);
                 self.stats.reused = self.stats.reused.wrapping_add(1);
                 return self.claim(i, bit(i), cfg);
@@ -973,25 +847,22 @@ impl CpuHwEvents {
                 same_event |= bit(i);
             }
         }
-        if same_event != 0 {
-            self.reset_now(fw, same_event);
-        }
+        self.reset_now(fw, same_event);
 
         // Counters an event left in this window wait for their reset: done now if the event needs
         // one of them.
-        let resetting = allowed & self.reset;
-        if resetting != 0 && self.free_counters(allowed) == 0 {
-            self.reset_now(fw, resetting);
+        if self.free_counters(allowed) == 0 {
+            self.reset_now(fw, allowed & self.reset);
         }
         let mut free = self.free_counters(allowed);
         let stale = allowed & self.parked;
         // Firmware gives cycles and instructions a programmable counter before their fixed one, which
         // cannot filter by mode without Smcntrpmf: a counter parked by another event is taken back
-        // rather than leaving the event only its fixed counter.
+        // rather than leaving the event only its fixed counter. With no free counter at all, any
+        // parked one is.
         let fixed = self.info.logical_from_hw(0b101);
-        let stale_programmable = stale & !fixed;
-        if (free == 0 && stale != 0) || (free & !fixed == 0 && stale_programmable != 0) {
-            self.reset_now(fw, if free == 0 { stale } else { stale_programmable });
+        if free & !fixed == 0 {
+            self.reset_now(fw, if free == 0 { stale } else { stale & !fixed });
             free = self.free_counters(allowed);
         }
         if free == 0 {
@@ -1002,8 +873,7 @@ impl CpuHwEvents {
             Err(SbiError::NotSupported) if allowed & self.parked != 0 => {
                 // The driver's constraints were incomplete; the parked counters may be the only
                 // ones that fit.
-                let stale = allowed & self.parked;
-                self.reset_now(fw, stale);
+                self.reset_now(fw, allowed & self.parked);
                 free = self.free_counters(allowed);
                 self.sbi_cfg_match(fw, free, cfg)
             }
@@ -1017,12 +887,7 @@ impl CpuHwEvents {
     /// reset at the flush (firmware would configure one, and the reset would then undo it).
     #[inline]
     fn free_counters(&self, allowed: u64) -> u64 {
-        allowed
-            & self.info.cmask
-            & !(self.used_hw_ctrs | self.used_fw_ctrs)
-            & !self.parked
-            & !self.running
-            & !self.reset
+        allowed & self.info.cmask & !self.used() & !self.parked & !self.running & !self.reset
     }
 
     /// The claim rules of `pmu_sbi_ctr_get_idx()`: the counter firmware configured must be one the
@@ -1030,10 +895,11 @@ impl CpuHwEvents {
     #[inline]
     fn claim(&mut self, idx: usize, offered: u64, cfg: SlotConfig) -> Result<usize, AddError> {
         let b = bit(idx);
-        if b == 0 || offered & b == 0 || self.info.raw_counter_info(idx) == 0 {
-            return Err(AddError::NoCounter);
-        }
-        if (self.used_hw_ctrs | self.used_fw_ctrs) & b != 0 {
+        if b == 0
+            || offered & b == 0
+            || self.info.raw_counter_info(idx) == 0
+            || self.used() & b != 0
+        {
             return Err(AddError::NoCounter);
         }
         self.mark_used(b);
@@ -1055,25 +921,65 @@ impl CpuHwEvents {
             return;
         }
         let mask = counters_in(self.parked)
-            .filter(|&i| self.parked_owner.get(i) == Some(&owner))
+            .filter(|&i| self.parked_by(i, owner))
             .fold(0, |m, i| m | bit(i));
-        if mask != 0 {
-            self.reset_now(fw, mask);
-        }
+        self.reset_now(fw, mask);
+    }
+
+    /// Whether counter `idx` is parked, left by the event `owner` ([`HwEvent::owner`]).
+    #[inline]
+    fn parked_by(&self, idx: usize, owner: u64) -> bool {
+        self.parked & bit(idx) != 0 && self.parked_owner.get(idx) == Some(&owner)
+    }
+
+    /// The counter the event last left ([`HwEvent::last_tag`]), when it is parked for this very
+    /// event: its owner id is known (not 0) and never reused.
+    #[inline(always)]
+    fn parked_for(&self, hw: &impl HwEvent) -> Option<usize> {
+        let owner = hw.owner();
+        let idx = usize::try_from(hw.last_tag().wrapping_sub(1)).ok()?;
+        (owner != 0 && self.parked_by(idx, owner)).then_some(idx)
+    }
+
+    /// Gives a parked counter `b` (a bit) back to the event that parked it, as it is.
+    #[inline]
+    fn take_parked(&mut self, b: u64) {
+        self.parked &= !b;
+        self.stats.reused = self.stats.reused.wrapping_add(1);
+        self.mark_used(b);
+    }
+
+    /// Takes counter `idx` from the event holding it; returns its bit.
+    #[inline]
+    fn release(&mut self, idx: usize) -> u64 {
+        let b = bit(idx);
+        self.used_hw_ctrs &= !b;
+        self.used_fw_ctrs &= !b;
+        self.n_events = self.n_events.saturating_sub(1);
+        b
+    }
+
+    /// Takes counter `idx` from the event `hw` and parks it for that event.
+    #[inline(always)]
+    fn park(&mut self, hw: &mut impl HwEvent, idx: usize) {
+        self.parked |= self.release(idx);
+        set_slot(&mut self.parked_owner, idx, hw.owner());
+        // idx is below 64.
+        hw.set_last_tag(idx as u64 + 1);
     }
 
     /// Records the counter `b` (a bit) as held by an event, in the mask of its kind.
     #[inline]
     fn mark_used(&mut self, b: u64) {
-        if self.info.fw_mask & b != 0 {
-            self.used_fw_ctrs |= b;
-        } else {
-            self.used_hw_ctrs |= b;
-        }
+        self.used_fw_ctrs |= b & self.info.fw_mask;
+        self.used_hw_ctrs |= b & !self.info.fw_mask;
     }
 
-    /// Stops with RESET, now, counters no event holds, and forgets their mapping.
+    /// Stops with RESET, now, counters no event holds, and forgets their mapping; no call for none.
     fn reset_now<F: Firmware>(&mut self, fw: &mut F, mask: u64) {
+        if mask == 0 {
+            return;
+        }
         // Already stopped counters answer ALREADY_STOPPED; the reset still applies.
         let _ = self.sbi_stop(fw, mask, StopFlags::RESET);
         self.running &= !mask;
@@ -1089,28 +995,18 @@ impl CpuHwEvents {
         self.known &= !mask;
         // Only the counters in the mask are visited: every flush calls this, mostly with none.
         for i in counters_in(mask) {
-            if let Some(slot) = self.mapped.get_mut(i) {
-                *slot = None;
-            }
+            set_slot(&mut self.mapped, i, None);
         }
     }
 
+    /// Outside a disable window, carries out the planner's calls for the recorded work.
     #[inline]
     fn maybe_flush<F: Firmware>(&mut self, fw: &mut F) {
-        if self.disable_depth == 0 {
-            self.flush(fw);
-        }
-    }
-
-    /// Carries out the planner's calls for the recorded work.
-    #[inline]
-    fn flush<F: Firmware>(&mut self, fw: &mut F) {
         // Most windows change nothing in firmware (a context switch of counters that coast): no
         // counter to stop, start, reload or reset, and then nothing to plan or to forget.
-        if (self.want ^ self.running) | self.reload | self.reset == 0 {
-            return;
+        if self.disable_depth == 0 && (self.want ^ self.running) | self.reload | self.reset != 0 {
+            self.flush_work(fw);
         }
-        self.flush_work(fw);
     }
 
     /// The flush of the overflow interrupt of one sampling event ([`CpuHwEvents::overflow_end`]):
@@ -1143,7 +1039,7 @@ impl CpuHwEvents {
         true
     }
 
-    /// [`CpuHwEvents::flush`] with work recorded.
+    /// [`CpuHwEvents::maybe_flush`] with work recorded.
     #[inline(never)]
     fn flush_work<F: Firmware>(&mut self, fw: &mut F) {
         let state = FlushState {
@@ -1209,10 +1105,7 @@ impl CpuHwEvents {
             return false;
         }
         for i in counters_in(mask) {
-            let value = fw.snapshot_value(i);
-            if let Some(h) = self.held.get_mut(i) {
-                *h = value;
-            }
+            set_slot(&mut self.held, i, fw.snapshot_value(i));
         }
         self.known |= mask;
         true
@@ -1221,11 +1114,8 @@ impl CpuHwEvents {
     /// The value a stopped counter holds, when a snapshot saved it.
     #[inline]
     fn stopped_value(&self, idx: usize) -> Option<u64> {
-        if self.known & bit(idx) != 0 {
-            self.held.get(idx).copied()
-        } else {
-            None
-        }
+        let known = self.known & bit(idx) != 0;
+        self.held.get(idx).copied().filter(|_| known)
     }
 
     /// Starts counters from the snapshot page: the new value for reloads, the value a snapshot saved
