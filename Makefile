@@ -6,11 +6,12 @@
 #   make test-full  make test without its short version: every test on every entry (about 50 minutes warm)
 #   make test-kvm   every guest check in the kvm entry (make test runs a subset there: nested guests are slow)
 #   make bench      both drivers side by side on the bench kernel (the test kernel without its debug options):
-#                   a table of costs, CSV and a chart in $(RPMU_CACHE)/bench; never part of make test
+#                   a table of costs, CSV and a chart in $(RPMU_CACHE)/bench, and the tables in
+#                   Documentation/driver-api/perf/riscv_pmu_sbi_rust-bench.rst; never part of make test
 #   make stress     both drivers on the stress kernel (kmemleak): 100,000 fuzzed perf_event_attrs, 1,000 CPU
 #                   hotplug cycles under perf, 100 module reloads, sampling storms; never part of make test
 #   make module     build riscv_pmu_sbi_rust.ko against the test kernel
-#   make host-test  the sbi_pmu crate and firmware model tests (cargo)
+#   make host-test  the sbi_pmu crate and firmware model tests (cargo), the harness and qemu-run unit tests
 #   make kernel     build the test kernel        make rootfs   build the guest root filesystem
 #   make deps       install the dependencies     make clean    remove build products from the clone
 #   make distclean  also remove the cache

@@ -142,7 +142,7 @@ def main():
         for name in sorted(set(cv) | set(rv)):
             if "_raw_gap_" in name:
                 # Raw events with bits between the event field and the class bits: the drivers differ by design
-                # (tests/expectations/expectations.txt, compare/fuzz_s*_raw_gap_*).
+                # (tests/expectations/differences.tsv, compare/fuzz_s*_raw_gap_*).
                 say(f"compare {name}: C {cv.get(name)}, Rust {rv.get(name)}: differs by design")
             elif cv.get(name) != rv.get(name):
                 failures.append(f"compare {name}: C {cv.get(name)}, Rust {rv.get(name)}")
