@@ -738,7 +738,7 @@ fn start_event(
     // User space may read the counter of an mmap'd event while it runs. The start itself may wait
     // for pmu_enable; the counter holds its start value until then, which is what the mmap page
     // says it holds.
-    if let Some(bit) = info.user_read_bit(hw.idx(), HwEvent::flags(&hw)) {
+    if let Some(bit) = info.user_read_bit(HwEvent::flags(&hw), || hw.idx()) {
         arch::scounteren_set(bit);
     }
     event.update_userpage();
@@ -765,7 +765,7 @@ fn stop_event(
 /// the mapping may have gone while the event ran, and the bit must not outlive the event there.
 #[inline]
 fn revoke_user_access(info: &PmuInfo, hw: &impl HwEvent) {
-    if let Some(bit) = info.user_access_bit(hw.idx(), hw.flags()) {
+    if let Some(bit) = info.user_access_bit(hw.flags(), || hw.idx()) {
         arch::scounteren_clear(bit);
     }
 }
@@ -861,11 +861,10 @@ impl perf::Driver for SbiPmu {
             .add(&mut cpu.fw, &mut hw, start)
             .map_err(|err| errno(err.errno()))?;
         // Adding with START starts the event, as `start` would.
-        if let Some(bit) = self
-            .info
-            .user_read_bit(hw.idx(), HwEvent::flags(&hw))
-            .filter(|_| start)
-        {
+        let bit = start
+            .then(|| self.info.user_read_bit(HwEvent::flags(&hw), || hw.idx()))
+            .flatten();
+        if let Some(bit) = bit {
             arch::scounteren_set(bit);
         }
         event.update_userpage();
@@ -952,7 +951,7 @@ impl perf::Driver for SbiPmu {
     fn event_idx(&self, event: &PerfEvent) -> u32 {
         let hw = event.hw();
         self.info
-            .event_idx(hw.idx(), HwFlags::from_bits_retain(hw.flags()))
+            .event_idx(HwFlags::from_bits_retain(hw.flags()), || hw.idx())
     }
 
     /// `pmu_sbi_event_mapped()`: user space may read the event's counter from now on, on the CPU
@@ -969,7 +968,9 @@ impl perf::Driver for SbiPmu {
         let info = &self.info;
         event.on_active_cpu(&|event: &PerfEvent| {
             let hw = event.hw();
-            if let Some(bit) = info.user_read_bit(hw.idx(), HwFlags::from_bits_retain(hw.flags())) {
+            if let Some(bit) =
+                info.user_read_bit(HwFlags::from_bits_retain(hw.flags()), || hw.idx())
+            {
                 arch::scounteren_set(bit);
             }
         });
@@ -989,7 +990,8 @@ impl perf::Driver for SbiPmu {
         let info = &self.info;
         event.on_active_cpu(&|event: &PerfEvent| {
             let hw = event.hw();
-            if let Some(bit) = info.user_access_bit(hw.idx(), HwFlags::from_bits_retain(hw.flags()))
+            if let Some(bit) =
+                info.user_access_bit(HwFlags::from_bits_retain(hw.flags()), || hw.idx())
             {
                 arch::scounteren_clear(bit);
             }

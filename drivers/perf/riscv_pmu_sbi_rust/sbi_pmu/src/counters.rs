@@ -644,35 +644,35 @@ impl PmuInfo {
     /// counter's CSR index plus one when user space may read it directly (`USER_READ_CNT`), else 0,
     /// which tells user space to use read(2).
     #[inline]
-    pub fn event_idx(&self, idx: i32, flags: HwFlags) -> u32 {
+    pub fn event_idx(&self, flags: HwFlags, idx: impl FnOnce() -> i32) -> u32 {
         if !flags.contains(HwFlags::USER_READ_CNT) {
             return 0;
         }
-        self.event_csr_index(idx)
+        self.event_csr_index(idx())
             .map_or(0, |csr| u32::from(csr) + 1)
     }
 
     /// The `scounteren` bit of the event's counter while it runs, when user space reads it through
     /// the mmap page (`USER_ACCESS` and `USER_READ_CNT`, as in `pmu_sbi_ctr_start()`); set when the
-    /// counter starts and cleared when it stops.
+    /// counter starts and cleared when it stops. `idx` gives `hwc->idx`, read only when needed.
     #[inline]
-    pub fn user_read_bit(&self, idx: i32, flags: HwFlags) -> Option<usize> {
+    pub fn user_read_bit(&self, flags: HwFlags, idx: impl FnOnce() -> i32) -> Option<usize> {
         // The flag only an mmap'd event has first: most events are not, and their test ends here.
         if !flags.contains(HwFlags::USER_READ_CNT) {
             return None;
         }
-        self.user_access_bit(idx, flags)
+        self.user_access_bit(flags, idx)
     }
 
     /// The `scounteren` bit to clear when the event leaves its counter: that of any event that may
     /// be read from user space (`USER_ACCESS`), mmap'd or not, since the mapping can go away while
     /// the event runs (its bit stays set until the event leaves the counter).
     #[inline]
-    pub fn user_access_bit(&self, idx: i32, flags: HwFlags) -> Option<usize> {
+    pub fn user_access_bit(&self, flags: HwFlags, idx: impl FnOnce() -> i32) -> Option<usize> {
         if !flags.contains(HwFlags::USER_ACCESS) {
             return None;
         }
-        self.event_csr_index(idx).map(|csr| 1 << csr)
+        self.event_csr_index(idx()).map(|csr| 1 << csr)
     }
 
     /// [`PmuInfo::csr_index`] of the counter `hwc->idx` names.
@@ -987,31 +987,31 @@ mod tests {
         let expect = u32::from(csr - CSR_CYCLE);
         // Not mmap'd: no index, no scounteren bit to set, but the bit is cleared when the event
         // leaves the counter (an unmap may have happened while it ran).
-        assert_eq!(info.event_idx(hw.idx, hw.flags), 0);
-        assert_eq!(info.user_read_bit(hw.idx, hw.flags), None);
-        assert_eq!(info.user_access_bit(hw.idx, hw.flags), Some(1 << expect));
+        assert_eq!(info.event_idx(hw.flags, || hw.idx), 0);
+        assert_eq!(info.user_read_bit(hw.flags, || hw.idx), None);
+        assert_eq!(info.user_access_bit(hw.flags, || hw.idx), Some(1 << expect));
         hw.flags |= HwFlags::USER_READ_CNT;
-        assert_eq!(info.event_idx(hw.idx, hw.flags), expect + 1);
-        assert_eq!(info.user_read_bit(hw.idx, hw.flags), Some(1 << expect));
-        assert_eq!(info.user_access_bit(hw.idx, hw.flags), Some(1 << expect));
+        assert_eq!(info.event_idx(hw.flags, || hw.idx), expect + 1);
+        assert_eq!(info.user_read_bit(hw.flags, || hw.idx), Some(1 << expect));
+        assert_eq!(info.user_access_bit(hw.flags, || hw.idx), Some(1 << expect));
         assert_eq!(info.ctr_width(3), Some(info.counter_info(3).unwrap().width));
         // Legacy events are readable through the always-open `cycle` and `instret`: an index but
         // no bit to set.
         hw.flags = HwFlags::LEGACY | HwFlags::USER_READ_CNT;
-        assert_eq!(info.event_idx(hw.idx, hw.flags), expect + 1);
-        assert_eq!(info.user_read_bit(hw.idx, hw.flags), None);
-        assert_eq!(info.user_access_bit(hw.idx, hw.flags), None);
+        assert_eq!(info.event_idx(hw.flags, || hw.idx), expect + 1);
+        assert_eq!(info.user_read_bit(hw.flags, || hw.idx), None);
+        assert_eq!(info.user_access_bit(hw.flags, || hw.idx), None);
         // No counter: nothing to read.
         hw.idx = IDX_NONE;
-        assert_eq!(info.event_idx(hw.idx, hw.flags), 0);
+        assert_eq!(info.event_idx(hw.flags, || hw.idx), 0);
         // Firmware counters have no CSR.
         let fw = (0..RISCV_MAX_COUNTERS)
             .find(|&i| info.counter_info(i).is_some_and(|c| c.is_firmware()))
             .unwrap();
         hw.idx = fw as i32;
         hw.flags = HwFlags::USER_ACCESS | HwFlags::USER_READ_CNT;
-        assert_eq!(info.event_idx(hw.idx, hw.flags), 0);
-        assert_eq!(info.user_read_bit(hw.idx, hw.flags), None);
+        assert_eq!(info.event_idx(hw.flags, || hw.idx), 0);
+        assert_eq!(info.user_read_bit(hw.flags, || hw.idx), None);
         assert_eq!(info.ctr_width(fw), Some(63));
         assert_eq!(info.ctr_width(1), None);
     }

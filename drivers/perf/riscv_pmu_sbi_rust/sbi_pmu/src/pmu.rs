@@ -372,9 +372,16 @@ impl CpuHwEvents {
     fn add_returning<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> Option<()> {
         // A counter parked by this event, still running for it as a counting event (wanted,
         // coastable) and held by no other event: the returning owner takes it back as it is.
-        let idx = self.parked_for(hw)?;
+        // The masks first: they need no load from the event. The owner is that event's id (never
+        // reused; 0, unknown, never matches a parked counter's owner on this path).
+        let idx = usize::try_from(hw.last_tag().wrapping_sub(1)).ok()?;
         let b = bit(idx);
-        if self.running & self.want & self.coastable & b == 0 || self.used() & b != 0 {
+        if self.parked & self.running & self.want & self.coastable & b == 0 || self.used() & b != 0
+        {
+            return None;
+        }
+        let owner = hw.owner();
+        if owner == 0 || self.parked_owner.get(idx) != Some(&owner) {
             return None;
         }
         let info = self.info.counter_info(idx)?;
@@ -384,8 +391,11 @@ impl CpuHwEvents {
             // Too near the wrap: the general path reloads the counter.
             return None;
         }
-        // What the hint path of `ctr_get_idx` does.
-        self.take_parked(b);
+        // What the hint path of `ctr_get_idx` does, with the kind known: coastable counters are
+        // hardware counters.
+        self.parked &= !b;
+        self.used_hw_ctrs |= b;
+        self.stats.reused = self.stats.reused.wrapping_add(1);
         self.n_events = self.n_events.saturating_add(1);
         // idx is below 64, so it fits an i32.
         hw.set_idx(idx as i32);
