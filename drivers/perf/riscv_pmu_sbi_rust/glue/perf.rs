@@ -780,6 +780,20 @@ impl<D: Send> CpuStates<D> {
 /// `Self` must be `#[repr(transparent)]` or `#[repr(C)]` with a `struct pmu` at offset 0 that
 /// [`PmuContainer::new`] initialises with its argument, and nothing else in it may be mutated
 /// through a shared reference except by perf core.
+///
+/// # Examples
+///
+/// ```ignore
+/// #[repr(transparent)]
+/// struct PmuOnly(Opaque<bindings::pmu>);
+///
+/// // SAFETY: Transparent over the `struct pmu` it is made of.
+/// unsafe impl PmuContainer for PmuOnly {
+///     fn new(pmu: bindings::pmu) -> Self {
+///         Self(Opaque::new(pmu))
+///     }
+/// }
+/// ```
 pub(crate) unsafe trait PmuContainer: Sized {
     /// A container of `pmu`.
     fn new(pmu: bindings::pmu) -> Self;
