@@ -338,8 +338,7 @@ impl SbiPmu {
         })?;
         // KVM answers a user-mode read of any configured counter, whatever the guest's scounteren
         // says: no counter may stay configured for an event that left its CPU.
-        let impl_id = arch::sbi_get_impl_id();
-        if impl_id.error == 0 && impl_id.value == IMPL_ID_KVM {
+        if arch::sbi_get_impl_id() == (0, IMPL_ID_KVM) {
             info.configured_counters_readable = true;
             pr_info!("KVM lets user mode read any configured counter: counters are released when their events leave a CPU\n");
         }
@@ -561,7 +560,7 @@ impl SbiEcall for CheckFirmware {
             return SbiRet::error(SbiError::NotSupported);
         };
         mem.write_from(entries);
-        let ret = mem.event_get_info(0);
+        let ret = mem.event_get_info(0).into();
         mem.read_into(entries);
         self.count(Fid::EventGetInfo);
         ret
@@ -591,7 +590,7 @@ impl SbiFirmware {
 impl SbiEcall for SbiFirmware {
     #[inline(always)]
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
-        arch::sbi_pmu_call(fid.id(), args)
+        arch::sbi_pmu_call(fid.id(), args).into()
     }
 
     #[inline(always)]
@@ -605,8 +604,8 @@ impl SbiEcall for SbiFirmware {
 
     fn snapshot_set_shmem(&mut self, enable: bool) -> SbiRet {
         match (&self.page, enable) {
-            (Some(page), true) => page.register(),
-            (Some(page), false) => page.unregister(),
+            (Some(page), true) => page.register().into(),
+            (Some(page), false) => page.unregister().into(),
             (None, _) => SbiRet::error(SbiError::NotSupported),
         }
     }

@@ -24,10 +24,9 @@ use core::{
 };
 use kernel::{ffi::c_int, types::Opaque};
 
-pub(crate) use sbi_pmu::firmware::SbiRet;
-
 /// Calls the firmware (`sbi_ecall()`): `ecall` with `a7` = `ext`, `a6` = `fid` and `a0`..`a5` =
-/// `args`, on the calling hart.
+/// `args`, on the calling hart. Returns `a0` and `a1` (`struct sbiret`): an error code (0 or
+/// negative) and a value.
 ///
 /// # Safety
 ///
@@ -35,7 +34,7 @@ pub(crate) use sbi_pmu::firmware::SbiRet;
 /// this function) must be memory lent to firmware for what the function does with it: allocated
 /// for that purpose, large enough for what the specification lets firmware write there, and kept
 /// allocated for as long as firmware may use it.
-pub(crate) unsafe fn sbi_ecall(ext: usize, fid: usize, args: [usize; 6]) -> SbiRet {
+pub(crate) unsafe fn sbi_ecall(ext: usize, fid: usize, args: [usize; 6]) -> (isize, usize) {
     let error: isize;
     let value: usize;
     // SAFETY: The calling convention of the firmware interface preserves every register but a0 and
@@ -55,7 +54,7 @@ pub(crate) unsafe fn sbi_ecall(ext: usize, fid: usize, args: [usize; 6]) -> SbiR
             options(nostack),
         )
     };
-    SbiRet { error, value }
+    (error, value)
 }
 
 /// The SBI PMU extension's ID (`SBI_EXT_PMU`, "PMU").
@@ -76,12 +75,9 @@ const SBI_ERR_NOT_SUPPORTED: isize = -2;
 /// use the snapshot memory of this hart, which a [`super::fwmem::SnapshotShmem`] keeps allocated
 /// while it is registered.
 #[inline(always)]
-pub(crate) fn sbi_pmu_call(fid: usize, args: [usize; 6]) -> SbiRet {
+pub(crate) fn sbi_pmu_call(fid: usize, args: [usize; 6]) -> (isize, usize) {
     if fid >= SBI_PMU_SNAPSHOT_SET_SHMEM {
-        return SbiRet {
-            error: SBI_ERR_NOT_SUPPORTED,
-            value: 0,
-        };
+        return (SBI_ERR_NOT_SUPPORTED, 0);
     }
     // SAFETY: The PMU extension's functions #0 to #6 name no memory in their arguments; the
     // memory they may use is the hart's registered snapshot memory, which `SnapshotShmem` never
@@ -90,7 +86,7 @@ pub(crate) fn sbi_pmu_call(fid: usize, args: [usize; 6]) -> SbiRet {
 }
 
 /// The SBI base extension's `sbi_get_impl_id()` (EID 0x10, FID #1): which SBI implementation runs.
-pub(crate) fn sbi_get_impl_id() -> SbiRet {
+pub(crate) fn sbi_get_impl_id() -> (isize, usize) {
     // SAFETY: The base extension's functions name no memory.
     unsafe { sbi_ecall(0x10, 1, [0; 6]) }
 }

@@ -10,9 +10,7 @@
 //! address and the size they tell firmware from it, so no length check in safe code stands
 //! between firmware and memory it does not own.
 
-use super::arch::{
-    sbi_ecall, SbiRet, SBI_EXT_PMU, SBI_PMU_EVENT_GET_INFO, SBI_PMU_SNAPSHOT_SET_SHMEM,
-};
+use super::arch::{sbi_ecall, SBI_EXT_PMU, SBI_PMU_EVENT_GET_INFO, SBI_PMU_SNAPSHOT_SET_SHMEM};
 use super::bindings;
 use super::percpu::{self, CpuId, LocalInterruptDisabled};
 use core::{
@@ -104,7 +102,7 @@ impl<const N: usize> FirmwareMem<N> {
     /// `sbi_pmu_event_get_info(shmem, num_entries, flags)`: lends the memory to firmware as an
     /// array of `N / 2` event-info entries (two words each, SBI v3.0 Table 18), which firmware
     /// reads and writes during the call.
-    pub(crate) fn event_get_info(&mut self, flags: usize) -> SbiRet {
+    pub(crate) fn event_get_info(&mut self, flags: usize) -> (isize, usize) {
         let args = [self.phys_addr(), 0, N / 2, flags, 0, 0];
         // SAFETY: The memory is owned by `self` (type invariant), borrowed mutably for the call,
         // and holds `N` words: the `N / 2` entries of two words each that the call names. Firmware
@@ -174,21 +172,19 @@ impl SnapshotShmem {
 
     /// `sbi_pmu_snapshot_set_shmem(page, 0)` on this hart. Refused (`SBI_ERR_ALREADY_STARTED`,
     /// without a call) while the page is registered.
-    pub(crate) fn register(&self) -> SbiRet {
+    pub(crate) fn register(&self) -> (isize, usize) {
         percpu::with_local_irq_disabled(|irq| self.register_here(irq))
     }
 
-    fn register_here(&self, irq: &LocalInterruptDisabled) -> SbiRet {
+    fn register_here(&self, irq: &LocalInterruptDisabled) -> (isize, usize) {
         let cpu = CpuId::current(irq).as_u32();
         if self
             .cpu
             .compare_exchange(NO_CPU, cpu, Ordering::Relaxed, Ordering::Relaxed)
             .is_err()
         {
-            return SbiRet {
-                error: -7,
-                value: 0,
-            };
+            // SBI_ERR_ALREADY_STARTED.
+            return (-7, 0);
         }
         let args = [self.mem.phys_addr(), 0, 0, 0, 0, 0];
         // `cpu` now names this hart (interrupts stay disabled, so the call is made on it), and the
@@ -196,7 +192,7 @@ impl SnapshotShmem {
         // SAFETY: The page is owned by `self`, one page-aligned page as the function requires, and
         // stays allocated while firmware has it (above).
         let ret = unsafe { sbi_ecall(SBI_EXT_PMU, SBI_PMU_SNAPSHOT_SET_SHMEM, args) };
-        if ret.error != 0 {
+        if ret.0 != 0 {
             // INVARIANT: Firmware refused the page.
             self.cpu.store(NO_CPU, Ordering::Relaxed);
         }
@@ -205,19 +201,19 @@ impl SnapshotShmem {
 
     /// Disables the snapshot memory of this hart (`sbi_pmu_snapshot_set_shmem(-1, -1, 0)`), if the
     /// page is registered here; nothing otherwise.
-    pub(crate) fn unregister(&self) -> SbiRet {
+    pub(crate) fn unregister(&self) -> (isize, usize) {
         percpu::with_local_irq_disabled(|irq| self.unregister_here(irq))
     }
 
-    fn unregister_here(&self, irq: &LocalInterruptDisabled) -> SbiRet {
+    fn unregister_here(&self, irq: &LocalInterruptDisabled) -> (isize, usize) {
         let cpu = CpuId::current(irq).as_u32();
         if self.cpu.load(Ordering::Relaxed) != cpu {
-            return SbiRet { error: 0, value: 0 };
+            return (0, 0);
         }
         let args = [usize::MAX, usize::MAX, 0, 0, 0, 0];
         // SAFETY: All ones disables the snapshot memory: the call names no memory.
         let ret = unsafe { sbi_ecall(SBI_EXT_PMU, SBI_PMU_SNAPSHOT_SET_SHMEM, args) };
-        if ret.error == 0 {
+        if ret.0 == 0 {
             // INVARIANT: Firmware no longer has the page.
             self.cpu.store(NO_CPU, Ordering::Relaxed);
         }

@@ -123,6 +123,13 @@ pub struct SbiRet {
     pub value: usize,
 }
 
+impl From<(isize, usize)> for SbiRet {
+    /// The pair `(error, value)`.
+    fn from((error, value): (isize, usize)) -> Self {
+        Self { error, value }
+    }
+}
+
 impl SbiRet {
     /// The pair of a call that failed with `err`.
     pub fn error(err: SbiError) -> Self {
