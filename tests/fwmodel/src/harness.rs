@@ -35,21 +35,19 @@ pub trait CpuDriver: Clone + core::fmt::Debug {
     /// The CPU comes up: its counters are reset, and snapshot memory is set up when the firmware has
     /// it.
     fn cpu_starting<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError>;
-    /// `pmu->add`, with `PERF_EF_START` when `start`. `window` says whether perf core has the PMU
-    /// disabled on this CPU (`perf_pmu_disable()`), as for the next three.
+    /// `pmu->add`, with `PERF_EF_START` when `start`.
     fn add<F: Firmware>(
         &mut self,
         fw: &mut F,
         hw: &mut HwPerfEvent,
         start: bool,
-        window: bool,
     ) -> Result<(), AddError>;
     /// `pmu->del`; returns the count to add to the event.
-    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) -> u64;
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
     /// `pmu->start(PERF_EF_RELOAD)`.
-    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool);
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent);
     /// `pmu->stop(PERF_EF_UPDATE)`; returns the count to add to the event.
-    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, window: bool) -> u64;
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
     /// `pmu->read`; returns the count to add to the event.
     fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64;
     /// `pmu->pmu_disable`, when perf core's count of windows leaves 0.
@@ -88,20 +86,19 @@ impl CpuDriver for CpuHwEvents {
         fw: &mut F,
         hw: &mut HwPerfEvent,
         start: bool,
-        _window: bool,
     ) -> Result<(), AddError> {
         CpuHwEvents::add(self, fw, hw, start)
     }
 
-    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) -> u64 {
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
         CpuHwEvents::del(self, fw, hw)
     }
 
-    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) {
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) {
         CpuHwEvents::start(self, fw, hw, true);
     }
 
-    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) -> u64 {
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
         CpuHwEvents::stop(self, fw, hw, true)
     }
 
@@ -156,20 +153,19 @@ impl CpuDriver for PerEvent {
         fw: &mut F,
         hw: &mut HwPerfEvent,
         start: bool,
-        _window: bool,
     ) -> Result<(), AddError> {
         PerEvent::add(self, fw, hw, start)
     }
 
-    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) -> u64 {
+    fn del<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
         PerEvent::del(self, fw, hw)
     }
 
-    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) {
+    fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) {
         PerEvent::start(self, fw, hw);
     }
 
-    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent, _window: bool) -> u64 {
+    fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
         PerEvent::stop(self, fw, hw)
     }
 
@@ -391,7 +387,7 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         assert!(ev.cpu.is_none(), "event {e} added twice");
         let c = &mut self.cpus[cpu];
-        c.pmu.add(&mut c.model, &mut ev.hw, start, c.window > 0)?;
+        c.pmu.add(&mut c.model, &mut ev.hw, start)?;
         ev.cpu = Some(cpu);
         ev.active = start;
         Ok(())
@@ -402,7 +398,7 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.take().expect("del of an event that is not added");
         let c = &mut self.cpus[cpu];
-        ev.count += c.pmu.del(&mut c.model, &mut ev.hw, c.window > 0);
+        ev.count += c.pmu.del(&mut c.model, &mut ev.hw);
         ev.active = false;
     }
 
@@ -411,7 +407,7 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("start of an event that is not added");
         let c = &mut self.cpus[cpu];
-        c.pmu.start(&mut c.model, &mut ev.hw, c.window > 0);
+        c.pmu.start(&mut c.model, &mut ev.hw);
         ev.active = true;
     }
 
@@ -420,7 +416,7 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("stop of an event that is not added");
         let c = &mut self.cpus[cpu];
-        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, c.window > 0);
+        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
         ev.active = false;
     }
 
@@ -516,7 +512,7 @@ impl<D: CpuDriver> System<D> {
                     ev.samples += 1;
                     if ev.throttle_at == Some(ev.samples) {
                         // As the kernel driver's handler: inside its own window.
-                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw, false);
+                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
                         ev.active = false;
                     }
                 }
