@@ -33,8 +33,7 @@ use crate::glue::{
     of::OfNode,
     percpu::{self, LocalInterruptDisabled},
     perf::{
-        self, Capabilities, CpuStates, EventInit, EventMut, EventOpFlags, HwMut, MappedEvent,
-        PerfEvent,
+        self, Capabilities, CpuStates, EventInit, EventMut, EventOpFlags, MappedEvent, PerfEvent,
     },
     platform,
     sysctl::IntSysctl,
@@ -653,76 +652,10 @@ impl CpuState {
     }
 }
 
-/// Implements accessors of [`HwEvent`] with the glue's accessors of the same names and types.
-macro_rules! same_fields {
-    ($($get:ident $set:ident: $ty:ty;)*) => {
-        $(
-            fn $get(&self) -> $ty {
-                HwMut::$get(self)
-            }
-            fn $set(&mut self, value: $ty) {
-                HwMut::$set(self, value)
-            }
-        )*
-    };
-}
-
-/// Where the core's per-event words live in the event: perf core's fields of the same meaning,
-/// the counter mask in the driver's private word (`pmu_private`), and the counter the event last
-/// left in the upper half of `event_base`, above the 20-bit `event_idx`.
-impl HwEvent for HwMut<'_> {
-    same_fields! {
-        idx set_idx: i32;
-        config set_config: u64;
-        prev_count set_prev_count: u64;
-        period_left set_period_left: i64;
-        sample_period set_sample_period: u64;
-        last_period set_last_period: u64;
-    }
-    fn event_base(&self) -> u32 {
-        // CAST: The lower half holds the `event_idx`.
-        HwMut::event_base(self) as u32
-    }
-    fn set_event_base(&mut self, event_base: u32) {
-        let last_tag = HwMut::event_base(self) & !u64::from(u32::MAX);
-        HwMut::set_event_base(self, last_tag | u64::from(event_base))
-    }
-    fn last_tag(&self) -> u64 {
-        HwMut::event_base(self) >> 32
-    }
-    fn set_last_tag(&mut self, last_tag: u64) {
-        let event_base = HwMut::event_base(self) & u64::from(u32::MAX);
-        HwMut::set_event_base(self, event_base | last_tag << 32)
-    }
-    fn config_base(&self) -> usize {
-        // CAST: `unsigned long` is `usize` on RISC-V.
-        HwMut::config_base(self) as usize
-    }
-    fn set_config_base(&mut self, config_base: usize) {
-        HwMut::set_config_base(self, config_base as u64)
-    }
-    fn flags(&self) -> HwFlags {
-        HwFlags::from_bits_retain(HwMut::flags(self))
-    }
-    fn set_flags(&mut self, flags: HwFlags) {
-        HwMut::set_flags(self, flags.bits())
-    }
-    fn state(&self) -> HesState {
-        HesState::from_bits_retain(HwMut::state(self))
-    }
-    fn set_state(&mut self, state: HesState) {
-        HwMut::set_state(self, state.bits())
-    }
-    fn cmask(&self) -> u64 {
-        HwMut::pmu_private(self)
-    }
-    fn set_cmask(&mut self, cmask: u64) {
-        HwMut::set_pmu_private(self, cmask)
-    }
-    fn owner(&self) -> u64 {
-        HwMut::id(self)
-    }
-}
+// The core's per-event words are perf core's fields of the same meaning, with the counter mask in
+// the driver's private word and the counter the event last left in the upper half of `event_base`
+// (see `HwEvent`).
+perf::impl_hw_fields!(HwEvent);
 
 /// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
 fn start_event(
@@ -737,7 +670,7 @@ fn start_event(
     // User space may read the counter of an mmap'd event while it runs. The start itself may wait
     // for pmu_enable; the counter holds its start value until then, which is what the mmap page
     // says it holds.
-    if let Some(bit) = info.user_read_bit(HwEvent::flags(&hw), || hw.idx()) {
+    if let Some(bit) = info.user_read_bit(hw.hw_flags(), || hw.idx()) {
         arch::scounteren_set(bit);
     }
     event.update_userpage();
@@ -764,7 +697,7 @@ fn stop_event(
 /// the mapping may have gone while the event ran, and the bit must not outlive the event there.
 #[inline]
 fn revoke_user_access(info: &PmuInfo, hw: &impl HwEvent) {
-    if let Some(bit) = info.user_access_bit(hw.flags(), || hw.idx()) {
+    if let Some(bit) = info.user_access_bit(hw.hw_flags(), || hw.idx()) {
         arch::scounteren_clear(bit);
     }
 }
@@ -788,7 +721,7 @@ fn event_attr(event: &PerfEvent) -> EventAttr {
 /// at event_init (`hw.cmask`, read-only here: the group's other members).
 fn member_cmask(info: &PmuInfo, member: &PerfEvent) -> u64 {
     let hw = member.hw();
-    // CAST: The lower half of `event_base` holds the `event_idx` (see `HwEvent for HwMut`).
+    // CAST: The lower half of `event_base` holds the `event_idx` (see `HwEvent::event_idx`).
     EventIdx::from_raw(hw.event_base() as u32)
         .map_or(0, |idx| info.allowed_cmask(idx, hw.pmu_private()))
 }
@@ -861,7 +794,7 @@ impl perf::Driver for SbiPmu {
             .map_err(|err| errno(err.errno()))?;
         // Adding with START starts the event, as `start` would.
         let bit = start
-            .then(|| self.info.user_read_bit(HwEvent::flags(&hw), || hw.idx()))
+            .then(|| self.info.user_read_bit(hw.hw_flags(), || hw.idx()))
             .flatten();
         if let Some(bit) = bit {
             arch::scounteren_set(bit);
@@ -1138,7 +1071,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
                 let Some(mut event) = events.get(idx, irq) else {
                     continue;
                 };
-                if HwEvent::state(&event.hw_mut()).contains(HesState::STOPPED) {
+                if event.hw_mut().hes().contains(HesState::STOPPED) {
                     continue;
                 }
                 stop_event(&self.info, &mut state.core, &mut state.fw, &mut event, true);

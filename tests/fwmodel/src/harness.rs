@@ -350,7 +350,7 @@ impl<D: CpuDriver> System<D> {
             sample_period,
             period_left: i64::try_from(sample_period).unwrap_or(i64::MAX),
             // perf's event ids start at 1 and are unique.
-            owner: self.events.len() as u64 + 1,
+            id: self.events.len() as u64 + 1,
             ..HwPerfEvent::default()
         };
         let maps = self

@@ -31,11 +31,11 @@
 //! - an event perf stops inside the overflow handler (throttling) stays stopped.
 
 use sbi_pmu::abi::{
-    CfgFlags, EventIdx, EventType, HwGeneralEvent, SbiError, SbiVersion, StartFlags, StopFlags,
+    CfgFlags, EventType, HwGeneralEvent, SbiError, SbiVersion, StartFlags, StopFlags,
     CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use sbi_pmu::counters::{
-    event_set_period, event_update_with, HesState, HwFlags, HwPerfEvent, PmuInfo, IDX_NONE,
+    event_set_period, event_update_with, HesState, HwEvent, HwFlags, HwPerfEvent, PmuInfo, IDX_NONE,
 };
 use sbi_pmu::firmware::Firmware;
 use sbi_pmu::pmu::{AddError, OverflowEvent};
@@ -126,7 +126,7 @@ impl PerEvent {
         let idx = self.ctr_get_idx(fw, hw)?;
         // The index is below 64.
         hw.idx = idx as i32;
-        hw.state = HesState::STOPPED | HesState::UPTODATE;
+        hw.set_hes(HesState::STOPPED | HesState::UPTODATE);
         if start {
             self.start(fw, hw);
         }
@@ -155,7 +155,7 @@ impl PerEvent {
         let Some(idx) = self.held(hw) else {
             return;
         };
-        hw.state = HesState::empty();
+        hw.set_hes(HesState::empty());
         let mask = self.info.width_mask(idx);
         event_set_period(hw, mask);
         let _ = fw.counter_start(idx, 1, StartFlags::SET_INIT_VALUE, hw.prev_count & mask);
@@ -167,7 +167,7 @@ impl PerEvent {
         let Some(idx) = self.held(hw) else {
             return 0;
         };
-        if hw.state.contains(HesState::STOPPED) {
+        if hw.hes().contains(HesState::STOPPED) {
             return 0;
         }
         let b = bit(idx);
@@ -191,14 +191,14 @@ impl PerEvent {
             }
         }
         self.running &= !b;
-        hw.state |= HesState::STOPPED;
+        hw.set_hes(hw.hes() | HesState::STOPPED);
         let delta = if updated {
             0
         } else {
             self.ovf_pending &= !b;
             self.event_update(fw, hw)
         };
-        hw.state |= HesState::UPTODATE;
+        hw.set_hes(hw.hes() | HesState::UPTODATE);
         delta
     }
 
@@ -260,12 +260,12 @@ impl PerEvent {
         let due = event_set_period(hw, mask);
         self.init_val[idx] = hw.prev_count & mask;
         self.ovf_reload |= b;
-        let sample = due && hw.flags.contains(HwFlags::SAMPLING);
+        let sample = due && hw.hw_flags().contains(HwFlags::SAMPLING);
         Some(OverflowEvent {
             delta,
             sample,
             last_period,
-            publish: hw.flags.contains(HwFlags::USER_READ_CNT),
+            publish: hw.hw_flags().contains(HwFlags::USER_READ_CNT),
         })
     }
 
@@ -301,10 +301,10 @@ impl PerEvent {
         fw: &mut F,
         hw: &HwPerfEvent,
     ) -> Result<usize, AddError> {
-        let event_idx = EventIdx::from_raw(hw.event_base).ok_or(AddError::NoCounter)?;
-        let mut cflags = CfgFlags::from_bits_retain(hw.config_base);
+        let event_idx = hw.event_idx().ok_or(AddError::NoCounter)?;
+        let mut cflags = CfgFlags::from_bits_retain(hw.config_base as usize);
         let mut cmask = self.info.cmask & !self.used_ctrs();
-        if hw.flags.contains(HwFlags::LEGACY) {
+        if hw.hw_flags().contains(HwFlags::LEGACY) {
             // Counter 0 is cycle and counter 2 instret, as the C driver assumes.
             let fixed = match event_idx.hw_event() {
                 Some(HwGeneralEvent::CpuCycles) => bit(0),
@@ -337,7 +337,7 @@ impl PerEvent {
 
     /// `riscv_pmu_event_update()`: reads the counter and moves the event to it.
     fn event_update<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
-        if hw.state.contains(HesState::UPTODATE) {
+        if hw.hes().contains(HesState::UPTODATE) {
             return 0;
         }
         let Some(idx) = self.held(hw) else {
@@ -346,7 +346,7 @@ impl PerEvent {
         let Some(info) = self.info.counter_info(idx) else {
             return 0;
         };
-        let value = if self.snapshot && hw.state.contains(HesState::STOPPED) {
+        let value = if self.snapshot && hw.hes().contains(HesState::STOPPED) {
             // The stop saved the value in the snapshot page.
             fw.snapshot_value(idx)
         } else if info.is_firmware() {

@@ -513,7 +513,7 @@ fn a_freed_events_parked_counters_are_given_back() {
     let coasting = pmu.coasting_ctrs();
     assert_eq!(coasting.count_ones(), 2, "both counters coast");
     let stops = calls_of(&sys, 0, Function::CounterStop);
-    let owner = sys.events[events[0]].hw.owner();
+    let owner = sys.events[events[0]].hw.id();
     let c = &mut sys.cpus[0];
     c.pmu.release_parked_of(&mut c.model, owner);
     // One stop with RESET, for the first event's counter only.
@@ -543,7 +543,8 @@ fn overflow_updates_the_mmap_page_only_where_user_space_reads_the_counter() {
     let direct = sys.open(hw_attr(0), 1000).unwrap();
     let plain = sys.open(hw_attr(1), 1000).unwrap();
     // What `event_mapped` sets when the sysctl lets user space read the counter.
-    sys.events[direct].hw.flags |= HwFlags::USER_READ_CNT;
+    let hw = &mut sys.events[direct].hw;
+    hw.set_hw_flags(hw.hw_flags() | HwFlags::USER_READ_CNT);
     sys.add(direct, 0, true).unwrap();
     sys.add(plain, 0, true).unwrap();
     sys.tick(0, CYCLES, Mode::S, 3000);

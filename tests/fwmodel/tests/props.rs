@@ -9,7 +9,7 @@ use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent};
 use proptest::prelude::*;
 use sbi_pmu::abi::SbiVersion;
-use sbi_pmu::counters::{HesState, HwFlags, HwPerfEvent};
+use sbi_pmu::counters::HwPerfEvent;
 use sbi_pmu::events::{EventAttr, PERF_TYPE_HARDWARE, PERF_TYPE_HW_CACHE, PERF_TYPE_RAW};
 use sbi_pmu::pmu::CpuHwEvents;
 
@@ -475,7 +475,7 @@ proptest! {
     /// be) never panics and never starts a counter no event holds.
     #[test]
     fn garbage_event_state_never_panics(
-        evs in proptest::collection::vec((any::<i32>(), any::<u32>(), any::<u64>(), any::<usize>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<i64>(), any::<u64>(), any::<u64>()), 1..20),
+        evs in proptest::collection::vec((any::<i32>(), any::<u64>(), any::<u64>(), any::<u64>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<i64>(), any::<u64>(), any::<u64>()), 1..20),
         ops in proptest::collection::vec(0u8..8, 1..40),
     ) {
         let cfg = Config::opensbi_like(Version::V3_0, 4, 40);
@@ -488,18 +488,18 @@ proptest! {
             .map(|&(idx, event_base, config, config_base, flags, state, prev_count, period_left, sample_period, cmask)| {
                 HwPerfEvent {
                     idx: idx % 70,
-                    event_base: if event_base % 2 == 0 { event_base % 0x40000 } else { event_base },
+                    // Half the events have a valid `event_idx`, under any `last_tag`.
+                    event_base: if event_base % 2 == 0 { (event_base & !0xffff_ffff) | ((event_base & 0xffff_ffff) % 0x40000) } else { event_base },
                     config,
                     config_base,
-                    flags: HwFlags::from_bits_retain(flags),
-                    state: HesState::from_bits_retain(state),
+                    flags,
+                    state,
                     prev_count,
                     period_left,
                     sample_period,
                     last_period: 0,
-                    cmask,
-                    owner: 0,
-                    last_tag: 0,
+                    pmu_private: cmask,
+                    id: 0,
                 }
             })
             .collect();

@@ -430,11 +430,47 @@ impl MappedEvent<'_> {
     }
 }
 
-/// Generates the accessors of the fields of `hw_perf_event` (and of the event) that perf core
-/// leaves to hardware PMU drivers: getters for [`Hw`] and [`HwMut`], setters for [`HwMut`], each
-/// a single volatile access through a raw pointer (see the invariants of [`PerfEvent`]).
+/// Gives `$m` the fields of `hw_perf_event` (and of the event) that perf core leaves to hardware
+/// PMU drivers, each as `getter, setter: type = path in struct perf_event;`, after `[$args]`: the
+/// one list from which [`Hw`], [`HwMut`] and [`impl_hw_fields!`] take their accessors.
+macro_rules! hw_field_list {
+    ($m:path $(, $arg:tt)*) => {
+        $m! { [$($arg)*]
+            /// The counter the event is on (`hw.idx`), or -1.
+            idx, set_idx: i32 = hw.__bindgen_anon_1.__bindgen_anon_1.idx;
+            /// The driver's event selector (`hw.config`).
+            config, set_config: u64 = hw.__bindgen_anon_1.__bindgen_anon_1.config;
+            /// The driver's configuration base (`hw.config_base`).
+            config_base, set_config_base: u64 = hw.__bindgen_anon_1.__bindgen_anon_1.config_base;
+            /// The driver's event base (`hw.event_base`).
+            event_base, set_event_base: u64 = hw.__bindgen_anon_1.__bindgen_anon_1.event_base;
+            /// The driver's flags (`hw.flags`).
+            flags, set_flags: u32 = hw.__bindgen_anon_1.__bindgen_anon_1.flags;
+            /// The hardware state (`hw.state`, `PERF_HES_*` bits).
+            state, set_state: u32 = hw.state;
+            /// The sampling period (`hw.sample_period`).
+            sample_period, set_sample_period: u64 = hw.sample_period;
+            /// The period of the last sample (`hw.last_period`).
+            last_period, set_last_period: u64 = hw.__bindgen_anon_2.__bindgen_anon_1.last_period;
+            /// The counter value the event's count was last brought up to date with
+            /// (`hw.prev_count`, a `local64_t`: `local64_read()` and `local64_set()` are single
+            /// volatile accesses too).
+            prev_count, set_prev_count: u64 = hw.prev_count.a.a.counter;
+            /// What is left of the sampling period (`hw.period_left`, a `local64_t`).
+            period_left, set_period_left: i64 =
+                hw.__bindgen_anon_2.__bindgen_anon_1.period_left.a.a.counter;
+            /// The PMU driver's private word of the event (`pmu_private`, which perf core never
+            /// reads).
+            pmu_private, set_pmu_private: u64 = pmu_private;
+        }
+    };
+}
+
+/// Generates the accessors of [`hw_field_list!`]: getters for [`Hw`] and [`HwMut`], setters for
+/// [`HwMut`], each a single volatile access through a raw pointer (see the invariants of
+/// [`PerfEvent`]).
 macro_rules! hw_fields {
-    ($($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
+    ([] $($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
         impl Hw<'_> {
             $(
                 $(#[$doc])*
@@ -478,6 +514,45 @@ macro_rules! hw_fields {
     };
 }
 
+/// Implements a driver's trait of event state for [`HwMut`], with the accessors [`hw_fields!`]
+/// generates: the trait declares each field of [`hw_field_list!`], of the same name and type, and
+/// `fn id(&self) -> u64`.
+///
+/// # Examples
+///
+/// ```ignore
+/// perf::impl_hw_fields!(sbi_pmu::counters::HwEvent);
+/// ```
+macro_rules! impl_hw_fields {
+    ($tr:path) => {
+        $crate::glue::perf::hw_field_list!($crate::glue::perf::forward_hw_fields, $tr);
+    };
+}
+/// The expansion of [`impl_hw_fields!`].
+macro_rules! forward_hw_fields {
+    ([$tr:path] $($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
+        impl $tr for $crate::glue::perf::HwMut<'_> {
+            $(
+                #[inline(always)]
+                fn $get(&self) -> $ty {
+                    $crate::glue::perf::HwMut::$get(self)
+                }
+
+                #[inline(always)]
+                fn $set(&mut self, value: $ty) {
+                    $crate::glue::perf::HwMut::$set(self, value)
+                }
+            )*
+
+            #[inline(always)]
+            fn id(&self) -> u64 {
+                $crate::glue::perf::HwMut::id(self)
+            }
+        }
+    };
+}
+pub(crate) use {forward_hw_fields, hw_field_list, impl_hw_fields};
+
 /// The hardware state of an event (`struct hw_perf_event`), read in place.
 ///
 /// # Examples
@@ -497,31 +572,7 @@ pub(crate) struct Hw<'a>(&'a PerfEvent);
 /// ```
 pub(crate) struct HwMut<'a>(&'a PerfEvent);
 
-hw_fields! {
-    /// The counter the event is on (`hw.idx`), or -1.
-    idx, set_idx: i32 = hw.__bindgen_anon_1.__bindgen_anon_1.idx;
-    /// The driver's event selector (`hw.config`).
-    config, set_config: u64 = hw.__bindgen_anon_1.__bindgen_anon_1.config;
-    /// The driver's configuration base (`hw.config_base`).
-    config_base, set_config_base: u64 = hw.__bindgen_anon_1.__bindgen_anon_1.config_base;
-    /// The driver's event base (`hw.event_base`).
-    event_base, set_event_base: u64 = hw.__bindgen_anon_1.__bindgen_anon_1.event_base;
-    /// The driver's flags (`hw.flags`).
-    flags, set_flags: u32 = hw.__bindgen_anon_1.__bindgen_anon_1.flags;
-    /// The hardware state (`hw.state`, `PERF_HES_*` bits).
-    state, set_state: u32 = hw.state;
-    /// The sampling period (`hw.sample_period`).
-    sample_period, set_sample_period: u64 = hw.sample_period;
-    /// The period of the last sample (`hw.last_period`).
-    last_period, set_last_period: u64 = hw.__bindgen_anon_2.__bindgen_anon_1.last_period;
-    /// The counter value the event's count was last brought up to date with (`hw.prev_count`,
-    /// a `local64_t`: `local64_read()` and `local64_set()` are single volatile accesses too).
-    prev_count, set_prev_count: u64 = hw.prev_count.a.a.counter;
-    /// What is left of the sampling period (`hw.period_left`, a `local64_t`).
-    period_left, set_period_left: i64 = hw.__bindgen_anon_2.__bindgen_anon_1.period_left.a.a.counter;
-    /// The PMU driver's private word of the event (`pmu_private`, which perf core never reads).
-    pmu_private, set_pmu_private: u64 = pmu_private;
-}
+hw_field_list!(hw_fields);
 
 /// Proof that the code runs in a PMU's `event_init` callback, for the event being initialised:
 /// the event's state may be written, and the group it joins read.

@@ -50,100 +50,105 @@ bitflags! {
 /// `hw_perf_event::idx` of an event that has no counter.
 pub const IDX_NONE: i32 = -1;
 
-/// The per-event state perf keeps in `struct hw_perf_event`, read and written in place.
-///
-/// The driver core never copies an event's state: it works on whatever implements this trait. In the
-/// kernel that is the event's own `hw_perf_event`; on the host a plain struct of the tests. perf owns the
-/// state per event, across CPUs, and the core never keeps a reference to it.
-pub trait HwEvent {
-    /// `hwc->idx`: the logical counter, or [`IDX_NONE`].
-    fn idx(&self) -> i32;
-    /// Sets `hwc->idx`.
-    fn set_idx(&mut self, idx: i32);
-    /// `hwc->event_base`: the raw `event_idx`.
-    fn event_base(&self) -> u32;
-    /// Sets `hwc->event_base`.
-    fn set_event_base(&mut self, event_base: u32);
-    /// `hwc->config`: the `event_data`.
-    fn config(&self) -> u64;
-    /// Sets `hwc->config`.
-    fn set_config(&mut self, config: u64);
-    /// `hwc->config_base`: the `config_matching` filter flags (`CfgFlags` bits).
-    fn config_base(&self) -> usize;
-    /// Sets `hwc->config_base`.
-    fn set_config_base(&mut self, config_base: usize);
-    /// `hwc->flags`.
-    fn flags(&self) -> HwFlags;
-    /// Sets `hwc->flags`.
-    fn set_flags(&mut self, flags: HwFlags);
-    /// `hwc->state`.
-    fn state(&self) -> HesState;
-    /// Sets `hwc->state`.
-    fn set_state(&mut self, state: HesState);
-    /// `hwc->prev_count`: the counter value the event's count was last updated to.
-    fn prev_count(&self) -> u64;
-    /// Sets `hwc->prev_count`.
-    fn set_prev_count(&mut self, prev_count: u64);
-    /// `hwc->period_left`.
-    fn period_left(&self) -> i64;
-    /// Sets `hwc->period_left`.
-    fn set_period_left(&mut self, period_left: i64);
-    /// `hwc->sample_period`.
-    fn sample_period(&self) -> u64;
-    /// Sets `hwc->sample_period`.
-    fn set_sample_period(&mut self, sample_period: u64);
-    /// `hwc->last_period`.
-    fn last_period(&self) -> u64;
-    /// Sets `hwc->last_period`.
-    fn set_last_period(&mut self, last_period: u64);
-    /// The logical counters the event may use, narrowed from [`PmuInfo::default_event_cmask`] by
-    /// the device tree event maps at event_init; 0 when nothing narrows them.
-    fn cmask(&self) -> u64;
-    /// Sets the counters the event may use.
-    fn set_cmask(&mut self, cmask: u64);
-    /// Who the event is (perf's `event->id`), so that a counter parked by the event goes back to
-    /// that event only; 0 when unknown, and then any event of the same configuration may take it.
-    fn owner(&self) -> u64;
-    /// The counter the event last left plus one (0: none), on whichever CPU. A hint only: the core
-    /// checks it against the CPU's parked counters before it takes one back.
-    fn last_tag(&self) -> u64;
-    /// Sets `hwc->last_tag`.
-    fn set_last_tag(&mut self, last_tag: u64);
-
-    /// The counter the event holds, when `idx` names one of the 64 possible counters.
-    fn counter(&self) -> Option<usize> {
-        counter_of(self.idx())
-    }
-
-    /// The `event_idx`, when `event_base` holds a valid one.
-    fn event_idx(&self) -> Option<EventIdx> {
-        EventIdx::from_raw(self.event_base())
-    }
-
-    /// Whether the event samples.
-    fn is_sampling(&self) -> bool {
-        self.flags().contains(HwFlags::SAMPLING)
-    }
-}
-
-/// Defines [`HwPerfEvent`] from one list of its fields, each with the accessors of [`HwEvent`] of
-/// the same names and its default value.
-#[cfg(any(test, feature = "host"))]
-macro_rules! plain_event {
+/// Declares the required accessors of [`HwEvent`] and defines the host tests' plain event, from one
+/// list of the fields of `struct hw_perf_event` the core uses: each named and typed as in the kernel
+/// (`unsigned long` as `u64`, `local64_t` as its value), with its default on the host.
+macro_rules! hw_event {
     ($($(#[$doc:meta])* $get:ident $($set:ident)?: $ty:ty = $default:expr;)*) => {
+        /// The per-event state perf keeps in `struct hw_perf_event`, read and written in place.
+        ///
+        /// The driver core never copies an event's state: it works on whatever implements this
+        /// trait. In the kernel that is the event's own `hw_perf_event` (the perf glue implements
+        /// the required accessors from the same field list as its own); on the host a plain struct
+        /// of the tests. perf owns the state per event, across CPUs, and the core never keeps a
+        /// reference to it.
+        pub trait HwEvent {
+            $(
+                $(#[$doc])*
+                fn $get(&self) -> $ty;
+                $(#[doc = concat!("Sets [`HwEvent::", stringify!($get), "`].")]
+                fn $set(&mut self, value: $ty);)?
+            )*
+
+            /// The driver's flags, typed.
+            fn hw_flags(&self) -> HwFlags {
+                HwFlags::from_bits_retain(self.flags())
+            }
+
+            /// Sets the driver's flags.
+            fn set_hw_flags(&mut self, flags: HwFlags) {
+                self.set_flags(flags.bits())
+            }
+
+            /// The `PERF_HES_*` state, typed.
+            fn hes(&self) -> HesState {
+                HesState::from_bits_retain(self.state())
+            }
+
+            /// Sets the `PERF_HES_*` state.
+            fn set_hes(&mut self, state: HesState) {
+                self.set_state(state.bits())
+            }
+
+            /// The `event_idx`, when the lower half of `event_base` holds a valid one.
+            fn event_idx(&self) -> Option<EventIdx> {
+                // CAST: The lower half holds the `event_idx`.
+                EventIdx::from_raw(self.event_base() as u32)
+            }
+
+            /// Records the `event_idx` in the lower half of `event_base`.
+            fn set_event_idx(&mut self, event_idx: EventIdx) {
+                let tag = self.event_base() & !u64::from(u32::MAX);
+                self.set_event_base(tag | u64::from(event_idx.raw()))
+            }
+
+            /// The counter the event last left plus one (0: none), on whichever CPU, in the upper
+            /// half of `event_base`. A hint only: the core checks it against the CPU's parked
+            /// counters before it takes one back.
+            fn last_tag(&self) -> u64 {
+                self.event_base() >> 32
+            }
+
+            /// Sets the counter the event last left plus one.
+            fn set_last_tag(&mut self, last_tag: u64) {
+                let event_idx = self.event_base() & u64::from(u32::MAX);
+                self.set_event_base(event_idx | last_tag << 32)
+            }
+
+            /// The logical counters the event may use (the driver's private word), narrowed from
+            /// [`PmuInfo::default_event_cmask`] by the device tree event maps at event_init; 0 when
+            /// nothing narrows them.
+            fn cmask(&self) -> u64 {
+                self.pmu_private()
+            }
+
+            /// The counter the event holds, when `idx` names one of the 64 possible counters.
+            fn counter(&self) -> Option<usize> {
+                counter_of(self.idx())
+            }
+
+            /// Whether the event samples.
+            fn is_sampling(&self) -> bool {
+                self.hw_flags().contains(HwFlags::SAMPLING)
+            }
+        }
+
         /// A plain [`HwEvent`]: the state of an event that is not a kernel `perf_event`, for the
         /// host tests and the firmware model (feature `host`; not in the kernel build).
+        #[cfg(any(test, feature = "host"))]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub struct HwPerfEvent {
             $($(#[$doc])* pub $get: $ty,)*
         }
 
+        #[cfg(any(test, feature = "host"))]
         impl Default for HwPerfEvent {
             fn default() -> Self {
                 Self { $($get: $default,)* }
             }
         }
 
+        #[cfg(any(test, feature = "host"))]
         impl HwEvent for HwPerfEvent {
             $(
                 fn $get(&self) -> $ty {
@@ -157,34 +162,32 @@ macro_rules! plain_event {
     };
 }
 
-#[cfg(any(test, feature = "host"))]
-plain_event! {
-    /// `hwc->idx`.
+hw_event! {
+    /// `hwc->idx`: the logical counter, or [`IDX_NONE`].
     idx set_idx: i32 = IDX_NONE;
-    /// `hwc->event_base`.
-    event_base set_event_base: u32 = 0;
-    /// `hwc->config`.
+    /// `hwc->config`: the `event_data`.
     config set_config: u64 = 0;
-    /// `hwc->config_base`.
-    config_base set_config_base: usize = 0;
-    /// `hwc->flags`.
-    flags set_flags: HwFlags = HwFlags::empty();
-    /// `hwc->state`.
-    state set_state: HesState = HesState::empty();
-    /// `hwc->prev_count`.
-    prev_count set_prev_count: u64 = 0;
-    /// `hwc->period_left`.
-    period_left set_period_left: i64 = 0;
+    /// `hwc->config_base`: the `config_matching` filter flags (`CfgFlags` bits).
+    config_base set_config_base: u64 = 0;
+    /// `hwc->event_base`: the raw `event_idx` in the lower half, [`HwEvent::last_tag`] above.
+    event_base set_event_base: u64 = 0;
+    /// `hwc->flags`: [`HwFlags`] bits.
+    flags set_flags: u32 = 0;
+    /// `hwc->state`: `PERF_HES_*` bits.
+    state set_state: u32 = 0;
     /// `hwc->sample_period`.
     sample_period set_sample_period: u64 = 0;
     /// `hwc->last_period`.
     last_period set_last_period: u64 = 0;
-    /// See [`HwEvent::cmask`].
-    cmask set_cmask: u64 = 0;
-    /// See [`HwEvent::owner`].
-    owner: u64 = 0;
-    /// See [`HwEvent::last_tag`].
-    last_tag set_last_tag: u64 = 0;
+    /// `hwc->prev_count`: the counter value the event's count was last updated to.
+    prev_count set_prev_count: u64 = 0;
+    /// `hwc->period_left`.
+    period_left set_period_left: i64 = 0;
+    /// `event->pmu_private`: the counter mask ([`HwEvent::cmask`]).
+    pmu_private set_pmu_private: u64 = 0;
+    /// `event->id`: who the event is, so that a counter parked by the event goes back to that
+    /// event only; 0 when unknown, and then any event of the same configuration may take it.
+    id: u64 = 0;
 }
 
 /// The counter `hwc->idx` names, when it names one of the 64 possible counters.
@@ -529,18 +532,19 @@ impl PmuInfo {
     ) -> Result<EventRequest, MapError> {
         let req = event_map(attr, self.version)?;
         std_events.check(&req)?;
-        hw.set_cmask(self.event_cmask(req.event_idx, req.event_data, maps)?);
+        hw.set_pmu_private(self.event_cmask(req.event_idx, req.event_data, maps)?);
         hw.set_idx(IDX_NONE);
-        hw.set_event_base(req.event_idx.raw());
+        hw.set_event_base(u64::from(req.event_idx.raw()));
         hw.set_config(req.event_data);
-        hw.set_config_base(req.cflags.bits());
-        hw.set_flags(match access {
+        // CAST: `usize` is 64 bits on RV64 (see the crate's documentation).
+        hw.set_config_base(req.cflags.bits() as u64);
+        hw.set_hw_flags(match access {
             UserAccess::NoUserAccess => HwFlags::NO_USER_ACCESS,
             UserAccess::UserAccess => HwFlags::USER_ACCESS,
             UserAccess::Legacy => HwFlags::LEGACY,
         });
         if attr.sampling {
-            hw.set_flags(hw.flags() | HwFlags::SAMPLING);
+            hw.set_hw_flags(hw.hw_flags() | HwFlags::SAMPLING);
         } else {
             let period = self.init_width_mask() >> 1;
             hw.set_sample_period(period);
@@ -914,10 +918,10 @@ mod tests {
             )
             .unwrap();
         assert_eq!(hw.event_base, 5);
-        assert_eq!(hw.config_base, req.cflags.bits());
+        assert_eq!(hw.config_base, req.cflags.bits() as u64);
         assert_eq!(hw.sample_period, u64::MAX >> 1);
         assert_eq!(hw.period_left, i64::MAX);
-        assert_eq!(hw.flags, HwFlags::USER_ACCESS);
+        assert_eq!(hw.hw_flags(), HwFlags::USER_ACCESS);
         assert_eq!(hw.idx, IDX_NONE);
 
         let sampling = EventAttr {
@@ -939,7 +943,7 @@ mod tests {
         .unwrap();
         assert_eq!(hw.sample_period, 4000);
         assert!(hw.is_sampling());
-        assert!(hw.flags.contains(HwFlags::LEGACY));
+        assert!(hw.hw_flags().contains(HwFlags::LEGACY));
 
         let mut none = StdEvents::ALL;
         none.set(EventIdx::hw(HwGeneralEvent::BranchInstructions), false);
@@ -980,38 +984,47 @@ mod tests {
         let info = qemu_like();
         let mut hw = HwPerfEvent {
             idx: 3,
-            flags: HwFlags::USER_ACCESS,
+            flags: HwFlags::USER_ACCESS.bits(),
             ..HwPerfEvent::default()
         };
         let csr = info.counter_info(3).unwrap().csr;
         let expect = u32::from(csr - CSR_CYCLE);
         // Not mmap'd: no index, no scounteren bit to set, but the bit is cleared when the event
         // leaves the counter (an unmap may have happened while it ran).
-        assert_eq!(info.event_idx(hw.flags, || hw.idx), 0);
-        assert_eq!(info.user_read_bit(hw.flags, || hw.idx), None);
-        assert_eq!(info.user_access_bit(hw.flags, || hw.idx), Some(1 << expect));
-        hw.flags |= HwFlags::USER_READ_CNT;
-        assert_eq!(info.event_idx(hw.flags, || hw.idx), expect + 1);
-        assert_eq!(info.user_read_bit(hw.flags, || hw.idx), Some(1 << expect));
-        assert_eq!(info.user_access_bit(hw.flags, || hw.idx), Some(1 << expect));
+        assert_eq!(info.event_idx(hw.hw_flags(), || hw.idx), 0);
+        assert_eq!(info.user_read_bit(hw.hw_flags(), || hw.idx), None);
+        assert_eq!(
+            info.user_access_bit(hw.hw_flags(), || hw.idx),
+            Some(1 << expect)
+        );
+        hw.set_hw_flags(hw.hw_flags() | HwFlags::USER_READ_CNT);
+        assert_eq!(info.event_idx(hw.hw_flags(), || hw.idx), expect + 1);
+        assert_eq!(
+            info.user_read_bit(hw.hw_flags(), || hw.idx),
+            Some(1 << expect)
+        );
+        assert_eq!(
+            info.user_access_bit(hw.hw_flags(), || hw.idx),
+            Some(1 << expect)
+        );
         assert_eq!(info.ctr_width(3), Some(info.counter_info(3).unwrap().width));
         // Legacy events are readable through the always-open `cycle` and `instret`: an index but
         // no bit to set.
-        hw.flags = HwFlags::LEGACY | HwFlags::USER_READ_CNT;
-        assert_eq!(info.event_idx(hw.flags, || hw.idx), expect + 1);
-        assert_eq!(info.user_read_bit(hw.flags, || hw.idx), None);
-        assert_eq!(info.user_access_bit(hw.flags, || hw.idx), None);
+        hw.set_hw_flags(HwFlags::LEGACY | HwFlags::USER_READ_CNT);
+        assert_eq!(info.event_idx(hw.hw_flags(), || hw.idx), expect + 1);
+        assert_eq!(info.user_read_bit(hw.hw_flags(), || hw.idx), None);
+        assert_eq!(info.user_access_bit(hw.hw_flags(), || hw.idx), None);
         // No counter: nothing to read.
         hw.idx = IDX_NONE;
-        assert_eq!(info.event_idx(hw.flags, || hw.idx), 0);
+        assert_eq!(info.event_idx(hw.hw_flags(), || hw.idx), 0);
         // Firmware counters have no CSR.
         let fw = (0..RISCV_MAX_COUNTERS)
             .find(|&i| info.counter_info(i).is_some_and(|c| c.is_firmware()))
             .unwrap();
         hw.idx = fw as i32;
-        hw.flags = HwFlags::USER_ACCESS | HwFlags::USER_READ_CNT;
-        assert_eq!(info.event_idx(hw.flags, || hw.idx), 0);
-        assert_eq!(info.user_read_bit(hw.flags, || hw.idx), None);
+        hw.set_hw_flags(HwFlags::USER_ACCESS | HwFlags::USER_READ_CNT);
+        assert_eq!(info.event_idx(hw.hw_flags(), || hw.idx), 0);
+        assert_eq!(info.user_read_bit(hw.hw_flags(), || hw.idx), None);
         assert_eq!(info.ctr_width(fw), Some(63));
         assert_eq!(info.ctr_width(1), None);
     }

@@ -52,20 +52,20 @@ pub const fn csr(idx: usize) -> u16 {
 pub fn add(hw: &mut impl HwEvent, idx: usize) {
     // idx is 0 or 2, so it fits an i32.
     hw.set_idx(idx as i32);
-    hw.set_state(HesState::STOPPED | HesState::UPTODATE);
+    hw.set_hes(HesState::STOPPED | HesState::UPTODATE);
 }
 
 /// `pmu_legacy_ctr_start()`: the counter cannot be written, so the event starts from the value it
 /// holds now.
 pub fn start(hw: &mut impl HwEvent, value: u64) {
     hw.set_prev_count(value);
-    hw.set_state(HesState::empty());
+    hw.set_hes(HesState::empty());
 }
 
 /// `riscv_pmu_event_update()` for a base counter read as `value`: the count to add to the event.
 /// Nothing once the event is up to date (stopped and already updated).
 pub fn update(hw: &mut impl HwEvent, value: u64) -> u64 {
-    if hw.state().contains(HesState::UPTODATE) {
+    if hw.hes().contains(HesState::UPTODATE) {
         return 0;
     }
     event_update_with(hw, value, u64::MAX)
@@ -74,7 +74,7 @@ pub fn update(hw: &mut impl HwEvent, value: u64) -> u64 {
 /// `riscv_pmu_stop()`: the counter runs on; the event is updated from `value` and marked stopped.
 pub fn stop(hw: &mut impl HwEvent, value: u64) -> u64 {
     let delta = update(hw, value);
-    hw.set_state(HesState::STOPPED | HesState::UPTODATE);
+    hw.set_hes(HesState::STOPPED | HesState::UPTODATE);
     delta
 }
 
@@ -115,7 +115,7 @@ mod tests {
         assert_eq!(update(&mut hw, u64::MAX - 1), 4);
         assert_eq!(update(&mut hw, 10), 12);
         assert_eq!(stop(&mut hw, 20), 10);
-        assert!(hw.state().contains(HesState::STOPPED));
+        assert!(hw.hes().contains(HesState::STOPPED));
         // Stopped and up to date: a later read adds nothing, though the counter ran on.
         assert_eq!(update(&mut hw, 1000), 0);
         start(&mut hw, 1000);

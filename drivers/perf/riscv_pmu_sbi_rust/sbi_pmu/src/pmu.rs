@@ -380,7 +380,7 @@ impl CpuHwEvents {
         {
             return None;
         }
-        let owner = hw.owner();
+        let owner = hw.id();
         if owner == 0 || self.parked_owner.get(idx) != Some(&owner) {
             return None;
         }
@@ -400,7 +400,7 @@ impl CpuHwEvents {
         // idx is below 64, so it fits an i32.
         hw.set_idx(idx as i32);
         hw.set_prev_count(value);
-        hw.set_state(HesState::empty());
+        hw.set_hes(HesState::empty());
         Some(())
     }
 
@@ -417,7 +417,7 @@ impl CpuHwEvents {
         // idx is below 64, so it fits an i32.
         hw.set_idx(idx as i32);
         self.n_events = self.n_events.saturating_add(1);
-        hw.set_state(HesState::STOPPED | HesState::UPTODATE);
+        hw.set_hes(HesState::STOPPED | HesState::UPTODATE);
         if start {
             self.start_counter(fw, hw);
         } else {
@@ -461,13 +461,13 @@ impl CpuHwEvents {
     fn del_coasting<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> Option<u64> {
         let idx = hw.counter()?;
         let b = bit(idx);
-        if self.used_hw_ctrs & b == 0 || !self.may_coast(idx) || !hw.state().is_empty() {
+        if self.used_hw_ctrs & b == 0 || !self.may_coast(idx) || !hw.hes().is_empty() {
             return None;
         }
         let info = self.info.counter_info(idx)?;
         let delta = event_update_with(hw, fw.read_counter_csr(info.csr), info.width_mask());
         self.park(hw, idx);
-        hw.set_state(HesState::STOPPED | HesState::UPTODATE);
+        hw.set_hes(HesState::STOPPED | HesState::UPTODATE);
         hw.set_idx(IDX_NONE);
         Some(delta)
     }
@@ -509,7 +509,7 @@ impl CpuHwEvents {
         };
         let b = bit(idx);
         let mask = self.info.width_mask(idx);
-        hw.set_state(HesState::empty());
+        hw.set_hes(HesState::empty());
         let reload_value = if hw.is_sampling() {
             event_set_period(hw, mask);
             true
@@ -559,7 +559,7 @@ impl CpuHwEvents {
         idx: usize,
         keep_running: bool,
     ) -> u64 {
-        if hw.state().contains(HesState::STOPPED) {
+        if hw.hes().contains(HesState::STOPPED) {
             return 0;
         }
         let b = bit(idx);
@@ -583,13 +583,13 @@ impl CpuHwEvents {
             self.want &= !b;
         }
         self.reload &= !b;
-        hw.set_state(hw.state() | HesState::STOPPED);
+        hw.set_hes(hw.hes() | HesState::STOPPED);
         // Outside a disable window the counter stops before it is read, as in the C driver. Inside
         // one without snapshot memory it is read now and stopped at the flush: perf reads the count
         // right after stop.
         self.maybe_flush(fw);
         let delta = if never_ran { 0 } else { self.read(fw, hw) };
-        hw.set_state(hw.state() | HesState::UPTODATE);
+        hw.set_hes(hw.hes() | HesState::UPTODATE);
         delta
     }
 
@@ -651,9 +651,9 @@ impl CpuHwEvents {
         let b = bit(idx);
         self.ovf_pending &= !b;
         let mask = self.info.width_mask(idx);
-        hw.set_state(hw.state() | HesState::STOPPED);
+        hw.set_hes(hw.hes() | HesState::STOPPED);
         let delta = self.event_update(fw, hw);
-        hw.set_state(hw.state() | HesState::UPTODATE);
+        hw.set_hes(hw.hes() | HesState::UPTODATE);
         let last_period = hw.last_period();
         // The counter just wrapped and holds a small value: both kinds of event are moved away from
         // the wrap again, sampling events to their next period, counting events to the floor.
@@ -665,12 +665,12 @@ impl CpuHwEvents {
         };
         set_slot(&mut self.init_val, idx, hw.prev_count() & mask);
         self.reload |= b;
-        hw.set_state(HesState::empty());
+        hw.set_hes(HesState::empty());
         Some(OverflowEvent {
             delta,
             sample,
             last_period,
-            publish: hw.flags().contains(HwFlags::USER_READ_CNT),
+            publish: hw.hw_flags().contains(HwFlags::USER_READ_CNT),
         })
     }
 
@@ -710,7 +710,7 @@ impl CpuHwEvents {
     /// legacy-mode, event on a hardware counter.
     #[inline(always)]
     fn coasts_for(&self, hw: &impl HwEvent, b: u64) -> bool {
-        !hw.is_sampling() && !hw.flags().contains(HwFlags::LEGACY) && self.info.hw_mask & b != 0
+        !hw.is_sampling() && !hw.hw_flags().contains(HwFlags::LEGACY) && self.info.hw_mask & b != 0
     }
 
     /// The counters no event holds that were left running ([`CpuHwEvents::del`]).
@@ -746,7 +746,7 @@ impl CpuHwEvents {
         };
         // Up to date, or the counter still waits for the value prev_count stands for (no event
         // counted yet): nothing to add.
-        if hw.state().contains(HesState::UPTODATE) || self.reload & bit(idx) != 0 {
+        if hw.hes().contains(HesState::UPTODATE) || self.reload & bit(idx) != 0 {
             return 0;
         }
         let value = if let Some(value) = self.stopped_value(idx) {
@@ -788,7 +788,7 @@ impl CpuHwEvents {
         // for it: nothing a perf event's configuration depends on (its attributes and counter mask)
         // changes after event_init, and a known owner id (not 0) is never reused. Legacy events
         // reconfigure their fixed counter below; every other case is the parked pass below.
-        let legacy = hw.flags().contains(HwFlags::LEGACY);
+        let legacy = hw.hw_flags().contains(HwFlags::LEGACY);
         if let Some(hint) = self.parked_for(hw).filter(|_| !legacy) {
             let b = bit(hint);
             // The counter keeps the configuration it was parked with: claimed as it is (what
@@ -814,13 +814,14 @@ impl CpuHwEvents {
             event_idx,
             event_data: hw.config(),
             // Only the filter hints come from the event; the other flags are the driver's choice.
-            cflags: CfgFlags::from_bits_retain(hw.config_base()) & CfgFlags::INHIBIT_HINTS,
+            // CAST: `usize` is 64 bits on RV64.
+            cflags: CfgFlags::from_bits_retain(hw.config_base() as usize) & CfgFlags::INHIBIT_HINTS,
         };
         let is_fw = matches!(event_idx.ty(), EventType::Firmware);
         // Firmware counters for firmware events, hardware counters for the others.
         let allowed = self.info.allowed_cmask(event_idx, hw.cmask());
 
-        if hw.flags().contains(HwFlags::LEGACY) && !is_fw {
+        if hw.hw_flags().contains(HwFlags::LEGACY) && !is_fw {
             let fixed = u64::from(event_idx.fixed_counter());
             let fixed = self.info.logical_from_hw(fixed);
             if fixed != 0 {
@@ -848,7 +849,7 @@ impl CpuHwEvents {
             let Some(m) = self.mapped.get(i).copied().flatten() else {
                 continue;
             };
-            if m == cfg && allowed & bit(i) != 0 && self.parked_by(i, hw.owner()) {
+            if m == cfg && allowed & bit(i) != 0 && self.parked_by(i, hw.id()) {
                 self.parked &= !bit(i);
                 self.stats.reused = self.stats.reused.wrapping_add(1);
                 return self.claim(i, bit(i), cfg);
@@ -946,7 +947,7 @@ impl CpuHwEvents {
     /// event: its owner id is known (not 0) and never reused.
     #[inline(always)]
     fn parked_for(&self, hw: &impl HwEvent) -> Option<usize> {
-        let owner = hw.owner();
+        let owner = hw.id();
         let idx = usize::try_from(hw.last_tag().wrapping_sub(1)).ok()?;
         (owner != 0 && self.parked_by(idx, owner)).then_some(idx)
     }
@@ -973,7 +974,7 @@ impl CpuHwEvents {
     #[inline(always)]
     fn park(&mut self, hw: &mut impl HwEvent, idx: usize) {
         self.parked |= self.release(idx);
-        set_slot(&mut self.parked_owner, idx, hw.owner());
+        set_slot(&mut self.parked_owner, idx, hw.id());
         // idx is below 64.
         hw.set_last_tag(idx as u64 + 1);
     }
