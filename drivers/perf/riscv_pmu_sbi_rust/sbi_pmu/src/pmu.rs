@@ -100,18 +100,6 @@ pub struct PmuStats {
     pub freezes: u64,
 }
 
-impl PmuStats {
-    /// The total number of SBI calls.
-    pub fn total_calls(&self) -> u64 {
-        self.calls.iter().sum()
-    }
-
-    /// The number of calls of one function.
-    pub fn calls_of(&self, fid: Fid) -> u64 {
-        self.calls.get(fid.id()).copied().unwrap_or(0)
-    }
-}
-
 /// The event a counter is configured for in firmware, as far as the driver knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct SlotConfig {
