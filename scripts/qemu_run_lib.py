@@ -52,6 +52,8 @@ DETERMINISTIC = ["-icount", "shift=0,sleep=off", "-seed", "1", "-rtc", "base=202
                  "-global", "virtio-mmio.ioeventfd=off"]
 # Where the L1 guest finds the QEMU tree when it comes in its initramfs (tests/guest/kvm-host).
 L1_KIT = "/opt/rpmu/kit"
+# Where the L1 guest finds qemu-run's --l1-hook program.
+L1_HOOK = "/opt/rpmu/l1-hook"
 # The L1 CPU of --nested: the hypervisor extension, and Sscofpmf with AIA, without which 6.12's KVM offers its
 # guests neither Sscofpmf nor overflow interrupts.
 L1_CPU = "rv64,sscofpmf=true,h=true,smaia=true,ssaia=true"
@@ -100,6 +102,10 @@ def parse_args(argv):
     p.add_argument("--no-l1-selftest", action="store_true",
                    help="with --nested: do not run KVM's selftest riscv/sbi_pmu_test in the L1 guest first (it checks "
                    "the L1 guest, which is the same whichever driver the L2 guest runs)")
+    p.add_argument("--l1-hook", metavar="HOST_FILE",
+                   help="with --nested: a program the L1 guest runs with the argument start before it starts the L2 "
+                   "guest and with stop after it, its output passed on (to trace the L1 side, e.g. "
+                   "tests/envprobe/l1-trace)")
     p.add_argument("--add", action="append", default=[], metavar="HOST_FILE",
                    help="copy a file into the guest as /root/<basename> (repeatable)")
     p.add_argument("--module", help="the module for --driver rust (default: the one built against the kernel)")
@@ -131,6 +137,8 @@ def parse_args(argv):
         p.error("--kernel-dtb needs --dtb")
     if args.nested and args.dtb:
         p.error("--nested and --dtb do not combine")
+    if args.l1_hook and not args.nested:
+        p.error("--l1-hook needs --nested")
     if args.icount and not args.nested:
         args.smp = 1
     return args
@@ -167,8 +175,11 @@ def guest_settings(args, module_in_guest):
 def l1_settings(args):
     """The L1 guest's run.conf under --nested. RPMU_ICOUNT=0: the L1 guest's perf throttle is off, as its KVM turns
     every L2 overflow into a host overflow interrupt of its own."""
-    return {"RPMU_DRIVER": "c", "RPMU_ICOUNT": "0", "RPMU_SSCOFPMF": "0",
+    conf = {"RPMU_DRIVER": "c", "RPMU_ICOUNT": "0", "RPMU_SSCOFPMF": "0",
             "RPMU_L1_SELFTEST": "0" if args.no_l1_selftest else "1"}
+    if getattr(args, "l1_hook", None):
+        conf["RPMU_L1_HOOK"] = L1_HOOK
+    return conf
 
 
 def kernel_cmdline(args):
