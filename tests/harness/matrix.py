@@ -73,12 +73,14 @@ ENTRIES = {e.name: e for e in [
     # snapshot memory, the overflow path through it ({...}:S leader sampling with -c, where the C driver's
     # restart defect shows) and the SBI calls of the switch path with it (under KVM the counters are released at
     # every switch out: a counter_config_matching per event and one start in, one stop with RESET out, no counter
-    # left configured: check/sbi_calls_per_switch); make test-kvm (--full kvm) runs every check there,
-    # check/sampling (-c, -F and a profile) included: nested, a check costs about eight times its guest time in
+    # left configured: check/sbi_calls_per_switch) and check/kvm_sampling (perf record -c and -F against the
+    # count, and whether a sampled event counts on after an overflow); make test-kvm (--full kvm) runs every
+    # check there, check/sampling (-c, -F and a profile) included: nested, a check costs about eight times its guest time in
     # host time, and most of check/sampling's results are expected failures there (see the expectations).
     Entry("kvm", ("--nested", "--icount", "--smp", "2"),
           "KVM's SBI PMU (snapshot memory) in a nested guest, 2 vCPUs on one exact L1 hart", 3,
-          suites=CHECKS, only=("check/snapshot", "check/leader_sampling", "check/sbi_calls_per_switch")),
+          suites=CHECKS, only=("check/snapshot", "check/leader_sampling", "check/sbi_calls_per_switch",
+                                "check/kvm_sampling")),
     # Firmware without the SBI PMU extension: KVM offers its guests the extension only when the host has
     # Sscofpmf, so an L2 guest under an L1 hart without it has none. The legacy PMU's own check runs there.
     Entry("no-pmu", ("--nested", "--l1-cpu", "rv64,h=true", "--icount", "--smp", "1"),

@@ -60,7 +60,8 @@ class QemuRunCommand(unittest.TestCase):
         self.assertIn("--no-l1-selftest", cmd)
         self.assertEqual(guest_part(cmd), ["/opt/rpmu/run-suites", "--skip", "check/x", "--only", "check/snapshot",
                                            "--only", "check/leader_sampling", "--only",
-                                           "check/sbi_calls_per_switch", "checks"])
+                                           "check/sbi_calls_per_switch", "--only", "check/kvm_sampling",
+                                           "checks"])
 
     def test_full_entry_runs_every_test(self):
         self.assertNotIn("--only", command("kvm", full=["kvm"]))
