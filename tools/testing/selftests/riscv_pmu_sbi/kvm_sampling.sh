@@ -72,18 +72,19 @@ else
   fail "kvm_sample_frequency_rate perf record failed: $(tail -2 /tmp/kvm_sampling.err | tr '\n' ' ')"
 fi
 
-# 3. The restart after an overflow, seen by another event of the same task: perf stat counts cycles:u of a
-# perf record that samples instructions:u with a period of about a tenth of the count, and of the same record
-# with a period the workload never reaches. A driver whose counters stay stopped after an overflow stops the
-# cycles counter there too (the C driver restarts none of the CPU's counters under KVM's snapshot memory).
+# 3. The restart after an overflow, seen by another event of the same task: perf record samples instructions:u
+# of perf stat and the workload with a period of about a tenth of the count, while perf stat counts cycles:u of
+# the workload; and the same with a period the workload never reaches. A driver whose counters stay stopped
+# after an overflow stops the cycles counter there too (the C driver restarts none of the CPU's counters under
+# KVM's snapshot memory).
 witness() {
-  run perf stat -x, -e cycles:u -- perf record -q -o "$DATA" -e instructions:u -c "$1" -- "$W" $ITER 2>&1 >/dev/null |
+  run perf record -q -o "$DATA" -e instructions:u -c "$1" -- perf stat -x, -e cycles:u -- "$W" $ITER 2>&1 >/dev/null |
     awk -F, '$3 == "cycles:u" { print $1 }'
 }
 ref=$(witness 1000000000000)
 got=$(witness $((count / 10 + 1)))
 n=$(perf script -i "$DATA" -F period 2>/dev/null | grep -c .)
-echo "# cycles:u of perf record and the workload: $got with instructions:u sampled every $((count / 10 + 1)) ($n samples), $ref with no overflow"
+echo "# cycles:u of the workload: $got with instructions:u sampled every $((count / 10 + 1)) ($n samples), $ref with no overflow"
 if ! [[ ${ref:-x} =~ ^[0-9]+$ && ${got:-x} =~ ^[0-9]+$ ]]; then
   fail "kvm_overflow_restart_counts perf stat gave no cycles:u count ($got, $ref)"
 elif [ "$n" -eq 0 ]; then
