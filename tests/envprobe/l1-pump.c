@@ -2,7 +2,7 @@
 /*
  * A workaround experiment for the L1 guest of the nested setup (scripts/qemu-run --nested --l1-hook, built as a
  * static riscv64 program): "start" opens a pinned sampling event on cycles, all modes, on CPU 0, with a short
- * period (RPMU_PUMP_PERIOD, default 20000) and no ring buffer, and leaves a process holding it; "stop" ends that
+ * period (RPMU_PUMP_PERIOD, default 200000) and no ring buffer, and leaves a process holding it; "stop" ends that
  * process. Its only purpose is to make QEMU's PMU timer expire often: every expiry runs QEMU's overflow check
  * for the instructions counter too, so a stale irq_overflow_left left on that counter by a far counter write
  * (tests/envprobe/far_period.c) is used up at once instead of swallowing the next real overflow. It holds the
@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 		a.size = sizeof(a);
 		a.type = PERF_TYPE_HARDWARE;
 		a.config = PERF_COUNT_HW_CPU_CYCLES;
-		a.sample_period = p ? strtoull(p, NULL, 0) : 20000;
+		a.sample_period = p ? strtoull(p, NULL, 0) : 200000;
 		a.pinned = 1;
 		fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, 0);
 		if (fd < 0) {
