@@ -14,6 +14,7 @@
 
 use sbi_pmu::abi::{SbiError, SbiVersion};
 use sbi_pmu::counters::{HwEvent, HwPerfEvent, PmuInfo};
+use sbi_pmu::deleg::{probe_delegated, Delegation, Hybrid, Selectors, QEMU_VIRT};
 use sbi_pmu::dt::{DtError, DtPmuMaps};
 use sbi_pmu::events::{
     EventAttr, EventRequest, MapError, StdEvents, UserAccess, PERF_TYPE_HARDWARE,
@@ -234,6 +235,9 @@ pub struct Cpu<D> {
     pub model: Model,
     /// The driver's per-CPU state.
     pub pmu: D,
+    /// The driver's counter delegation state: no counter delegated unless the hart has counter
+    /// delegation ([`Config::cdeleg`]).
+    pub deleg: Delegation,
     /// Depth of the open `pmu_disable` windows (perf core's `pmu_disable_count`).
     pub window: u32,
 }
@@ -278,11 +282,20 @@ impl<D: CpuDriver> System<D> {
                 c.seed = cfg.seed.wrapping_add(i as u64 * 7919);
                 let mut model = if i == 0 { boot.clone() } else { Model::new(c) };
                 let mut pmu = D::new(&info);
+                // As the kernel's probe: the delegated counters by the WARL probe of
+                // scountinhibit, the selectors of QEMU's virt machine.
+                let mut deleg = if cfg.cdeleg.is_some() {
+                    let hw = probe_delegated(&mut model);
+                    Delegation::new(&info, hw, Selectors::from_table(QEMU_VIRT))
+                } else {
+                    Delegation::sbi_only()
+                };
                 // Snapshot setup fails with NOT_SUPPORTED when the firmware lacks it: run without.
-                let _ = pmu.cpu_starting(&mut model);
+                let _ = pmu.cpu_starting(&mut Hybrid::new(&mut model, &mut deleg));
                 Cpu {
                     model,
                     pmu,
+                    deleg,
                     window: 0,
                 }
             })
@@ -387,7 +400,11 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         assert!(ev.cpu.is_none(), "event {e} added twice");
         let c = &mut self.cpus[cpu];
-        c.pmu.add(&mut c.model, &mut ev.hw, start)?;
+        c.pmu.add(
+            &mut Hybrid::new(&mut c.model, &mut c.deleg),
+            &mut ev.hw,
+            start,
+        )?;
         ev.cpu = Some(cpu);
         ev.active = start;
         Ok(())
@@ -398,7 +415,9 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.take().expect("del of an event that is not added");
         let c = &mut self.cpus[cpu];
-        ev.count += c.pmu.del(&mut c.model, &mut ev.hw);
+        ev.count += c
+            .pmu
+            .del(&mut Hybrid::new(&mut c.model, &mut c.deleg), &mut ev.hw);
         ev.active = false;
     }
 
@@ -407,7 +426,8 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("start of an event that is not added");
         let c = &mut self.cpus[cpu];
-        c.pmu.start(&mut c.model, &mut ev.hw);
+        c.pmu
+            .start(&mut Hybrid::new(&mut c.model, &mut c.deleg), &mut ev.hw);
         ev.active = true;
     }
 
@@ -416,7 +436,9 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let cpu = ev.cpu.expect("stop of an event that is not added");
         let c = &mut self.cpus[cpu];
-        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
+        ev.count += c
+            .pmu
+            .stop(&mut Hybrid::new(&mut c.model, &mut c.deleg), &mut ev.hw);
         ev.active = false;
     }
 
@@ -425,7 +447,9 @@ impl<D: CpuDriver> System<D> {
         let ev = &mut self.events[e];
         let Some(cpu) = ev.cpu else { return };
         let c = &mut self.cpus[cpu];
-        ev.count += c.pmu.read(&mut c.model, &mut ev.hw);
+        ev.count += c
+            .pmu
+            .read(&mut Hybrid::new(&mut c.model, &mut c.deleg), &mut ev.hw);
     }
 
     /// `perf_pmu_disable()`.
@@ -443,7 +467,8 @@ impl<D: CpuDriver> System<D> {
         assert!(c.window > 0, "enable without disable");
         c.window -= 1;
         if c.window == 0 {
-            c.pmu.pmu_enable(&mut c.model);
+            c.pmu
+                .pmu_enable(&mut Hybrid::new(&mut c.model, &mut c.deleg));
         }
     }
 
@@ -497,7 +522,9 @@ impl<D: CpuDriver> System<D> {
         let c = &mut self.cpus[cpu];
         let calls = c.model.total_calls();
         self.overflows += 1;
-        let mask = c.pmu.overflow_begin(&mut c.model);
+        let mask = c
+            .pmu
+            .overflow_begin(&mut Hybrid::new(&mut c.model, &mut c.deleg));
         c.model.clear_irq();
         for e in on_cpu {
             let ev = &mut self.events[e];
@@ -505,20 +532,26 @@ impl<D: CpuDriver> System<D> {
             if mask & (1 << idx) == 0 {
                 continue;
             }
-            if let Some(o) = c.pmu.overflow_event(&mut c.model, &mut ev.hw) {
+            if let Some(o) = c
+                .pmu
+                .overflow_event(&mut Hybrid::new(&mut c.model, &mut c.deleg), &mut ev.hw)
+            {
                 ev.count += o.delta;
                 ev.page_updates += u64::from(o.publish);
                 if o.sample {
                     ev.samples += 1;
                     if ev.throttle_at == Some(ev.samples) {
                         // As the kernel driver's handler: inside its own window.
-                        ev.count += c.pmu.stop(&mut c.model, &mut ev.hw);
+                        ev.count += c
+                            .pmu
+                            .stop(&mut Hybrid::new(&mut c.model, &mut c.deleg), &mut ev.hw);
                         ev.active = false;
                     }
                 }
             }
         }
-        c.pmu.overflow_end(&mut c.model);
+        c.pmu
+            .overflow_end(&mut Hybrid::new(&mut c.model, &mut c.deleg));
         self.overflow_calls += c.model.total_calls() - calls;
     }
 

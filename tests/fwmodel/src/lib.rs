@@ -39,6 +39,7 @@ use sbi_pmu::firmware::{SbiEcall, SbiRet};
 
 use spec::{fw_class, Error, Event, Function, FwClass, Version};
 
+pub mod csrs;
 pub mod harness;
 pub mod reference;
 pub mod spec;
@@ -138,6 +139,14 @@ pub struct Config {
     /// Whether user mode can read any configured counter whatever `scounteren` says, as under KVM
     /// (the driver is told so: [`sbi_pmu::counters::PmuInfo::configured_counters_readable`]).
     pub reads_configured_counters: bool,
+    /// Counter delegation (Smcdeleg, Ssccfg, Sscsrind): the hardware counters M-mode delegates
+    /// (its `mcounteren`, bit `n` = hardware counter `n`, with `menvcfg.CDE` set); `None` for a
+    /// hart without the extensions. See [`csrs`].
+    pub cdeleg: Option<u64>,
+    /// The platform's `mhpmevent` selectors of standard events, `(event_idx, selector)`: a
+    /// delegated counter programmed with one of these selectors counts that event; any other
+    /// non-zero selector is a raw event ([`csrs`]).
+    pub cd_selectors: Vec<(usize, u64)>,
 }
 
 impl Config {
@@ -175,6 +184,8 @@ impl Config {
             platform_fw_events: true,
             seed: 1,
             reads_configured_counters: false,
+            cdeleg: None,
+            cd_selectors: csrs::QEMU_VIRT_SELECTORS.to_vec(),
         }
     }
 }
@@ -186,6 +197,9 @@ pub enum Anomaly {
     StartUnconfigured(usize),
     /// A read of a CSR that is not a counter of this hart.
     UnknownCsr(u16),
+    /// An access to a delegated-counter CSR that raises an illegal instruction exception
+    /// (`siselect` value, and which register: 1 `sireg`, 2 `sireg2`, 0 `scountinhibit`).
+    IllegalCsrAccess(usize, u8),
 }
 
 /// The event a counter is configured for: the raw `event_idx` and `event_data` the caller passed,
@@ -223,6 +237,8 @@ struct Counter {
     /// The inhibit hints of `config_flags` the counter was configured with.
     inhibit: usize,
     overflow: bool,
+    /// The `mhpmevent` value (selector and inhibit bits, without `OF`) a `sireg2` write set.
+    cd_event: u64,
 }
 
 impl Counter {
@@ -257,6 +273,8 @@ pub struct Model {
     /// Counter CSR reads by the supervisor (`cycle`, `instret`, `hpmcounterN`, `scountovf`).
     csr_reads: u64,
     anomalies: Vec<Anomaly>,
+    /// `siselect`.
+    siselect: usize,
 }
 
 fn splitmix(state: &mut u64) -> u64 {
@@ -302,6 +320,7 @@ impl Model {
                     started: false,
                     inhibit: 0,
                     overflow: false,
+                    cd_event: 0,
                 };
                 if c.is_hw() {
                     c.value = splitmix(&mut seed) & c.mask(cfg.fw_bits);
@@ -319,6 +338,7 @@ impl Model {
             calls: [0; 9],
             csr_reads: 0,
             anomalies: Vec::new(),
+            siselect: 0,
         }
     }
 

@@ -3,6 +3,7 @@
 //! Property tests of the driver core against the firmware model: arbitrary sequences of perf
 //! operations, simulated events, overflows, context switches and migrations between two CPUs.
 
+use fwmodel::csrs::QEMU_VIRT_SELECTORS;
 use fwmodel::harness::{CpuDriver, System};
 use fwmodel::reference::PerEvent;
 use fwmodel::spec::{self, Function, Version};
@@ -43,6 +44,9 @@ struct Setup {
     seed: u64,
     /// Whether user mode reads any configured counter (KVM): then nothing is parked.
     reads_configured: bool,
+    /// Whether the hart delegates its hardware counters (Smcdeleg/Ssccfg) and has QEMU virt's
+    /// events, which the driver then programs with CSRs.
+    deleg: bool,
 }
 
 impl Setup {
@@ -52,6 +56,10 @@ impl Setup {
         cfg.sscofpmf = self.sscofpmf;
         cfg.seed = self.seed;
         cfg.reads_configured_counters = self.reads_configured;
+        if self.deleg {
+            cfg = cfg.with_cdeleg();
+            cfg.hw_events = Some(QEMU_VIRT_SELECTORS.iter().map(|(idx, _)| *idx).collect());
+        }
         cfg
     }
 
@@ -92,10 +100,22 @@ fn setup_strategy() -> impl Strategy<Value = Setup> {
         0u8..3,
         any::<u64>(),
         prop_oneof![3 => Just(false), 1 => Just(true)],
+        any::<bool>(),
     )
         .prop_map(
-            |(version, snapshot, sscofpmf, bits, programmable, scale, seed, reads_configured)| {
+            |(
+                version,
+                snapshot,
+                sscofpmf,
+                bits,
+                programmable,
+                scale,
+                seed,
+                reads_configured,
+                deleg,
+            )| {
                 Setup {
+                    deleg,
                     version,
                     snapshot,
                     sscofpmf,
@@ -327,6 +347,25 @@ proptest! {
     ) {
         run::<CpuHwEvents>(&setup, &evs, &ops);
     }
+
+    /// With counter delegation, hardware events make no SBI call after boot: configuration, start,
+    /// stop, read, context switches, migrations and overflow interrupts are CSR accesses only,
+    /// while counts stay exact (checked by `run`). Enough programmable counters for every event,
+    /// so none falls back to the fixed counters, which stay with the SBI implementation.
+    #[test]
+    fn delegated_hardware_events_make_no_sbi_call(
+        mut setup in setup_strategy(),
+        evs in proptest::collection::vec(ev_strategy(), 1..8),
+        ops in proptest::collection::vec(op_strategy(), 1..60),
+    ) {
+        setup.deleg = true;
+        setup.programmable = 8;
+        let evs: Vec<EvSpec> = evs.into_iter().filter(|e| e.kind != 5).collect();
+        let (sys, _) = run::<CpuHwEvents>(&setup, &evs, &ops);
+        let delegated = sys.cpus.iter().map(|c| c.deleg.delegated()).collect::<Vec<_>>();
+        prop_assert!(delegated.iter().all(|d| *d == 0xff << 3), "delegated {:x?}", delegated);
+        prop_assert_eq!(sys.calls_since_boot(), 0);
+    }
 }
 
 proptest! {
@@ -538,6 +577,7 @@ fn simulated_events_reach_only_matching_counters() {
         scale: 0,
         seed: 3,
         reads_configured: false,
+        deleg: false,
     };
     let mut sys = System::new(setup.config(), 1);
     let e = sys

@@ -17,6 +17,8 @@
 //! - [`plan`]: the planner that turns a CPU's recorded work into the fewest stop/start calls.
 //! - [`pmu`]: the per-CPU driver core the perf callbacks wrap.
 //! - [`dt`]: the `riscv,pmu` device tree event maps.
+//! - [`deleg`]: counter delegation (Smcdeleg/Ssccfg): hardware counters programmed with CSRs, the
+//!   rest by SBI, behind the same [`firmware::Firmware`] interface.
 //! - [`firmware`]: the [`firmware::Firmware`] trait, the nine SBI PMU functions (ecalls in the kernel,
 //!   the model on the host), and how shared memory is passed to it.
 //! - [`legacy`]: the base counters `cycle` and `instret`, for firmware without the PMU extension.
@@ -30,6 +32,7 @@
 
 pub mod abi;
 pub mod counters;
+pub mod deleg;
 pub mod dt;
 pub mod errno;
 pub mod events;

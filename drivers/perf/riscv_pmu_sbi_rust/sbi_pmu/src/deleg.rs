@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Counter delegation: the hardware counters programmed by the kernel itself, with no SBI call.
+//!
+//! With the Smcdeleg/Ssccfg extensions (and the indirect CSR access of Smcsrind/Sscsrind), M-mode
+//! delegates hardware counters to S-mode (`menvcfg.CDE`, the counter's `mcounteren` bit) and the
+//! supervisor reaches them through CSRs:
+//! - `siselect` = 0x40 + `n` selects hardware counter `n` (`mcycle`, 1 reserved for `time`,
+//!   `minstret`, `mhpmcounter3`..`mhpmcounter31`);
+//! - `sireg` is then the counter itself and `sireg2` its event selector (`mhpmeventN` for `n` >= 3;
+//!   `mcyclecfg`/`minstretcfg` for 0 and 2, which exist only with Smcntrpmf);
+//! - `scountinhibit` (0x120) is `mcountinhibit` for the delegated counters: a set bit stops the
+//!   counter, a clear bit lets it count;
+//! - `scountovf` (Sscofpmf) shows the `OF` bits of the `mhpmevent`s.
+//!
+//! [`Hybrid`] is a [`Firmware`]: the driver core ([`crate::pmu`]) calls it as it calls the SBI
+//! implementation, and it carries out each function on the delegated counters with those CSRs and
+//! forwards the rest (firmware counters, counters M-mode did not delegate, the fixed `cycle` and
+//! `instret` counters, whose selector registers need Smcntrpmf) to the SBI implementation. With no
+//! delegated counter it forwards everything, and is the SBI path.
+//!
+//! An event's selector (the value for `mhpmeventN`) is platform specific; [`Selectors`] holds it:
+//! from the device tree's `riscv,event-to-mhpmevent` map when the board has one, otherwise from a
+//! table of the platform ([`PLATFORM_TABLES`]); raw events carry their selector in `event_data`.
+//! A standard event without a selector is not supported on delegated counters (the SBI
+//! implementation may still count it on a counter it was not asked to give up).
+
+use crate::abi::{
+    CfgFlags, EventIdx, EventType, Fid, SbiError, StartFlags, StopFlags, RISCV_MAX_COUNTERS,
+};
+use crate::counters::{counters_in, PmuInfo};
+use crate::dt::DtPmuMaps;
+use crate::firmware::Firmware;
+
+/// `siselect`'s value for hardware counter 0 (`mcycle`); counter `n` is this plus `n` (Smcdeleg,
+/// "Supervisor Counter Delegation": the range 0x40..0x5F).
+pub const SISELECT_COUNTER_BASE: usize = 0x40;
+/// `mhpmevent.OF` (Sscofpmf): the counter overflowed; while set, a wrap raises no interrupt.
+pub const MHPMEVENT_OF: u64 = 1 << 63;
+/// `mhpmevent.MINH` (Sscofpmf): no counting in M-mode.
+pub const MHPMEVENT_MINH: u64 = 1 << 62;
+/// `mhpmevent.SINH` (Sscofpmf): no counting in S/HS-mode.
+pub const MHPMEVENT_SINH: u64 = 1 << 61;
+/// `mhpmevent.UINH` (Sscofpmf): no counting in U-mode.
+pub const MHPMEVENT_UINH: u64 = 1 << 60;
+/// `mhpmevent.VSINH` (Sscofpmf): no counting in VS-mode.
+pub const MHPMEVENT_VSINH: u64 = 1 << 59;
+/// `mhpmevent.VUINH` (Sscofpmf): no counting in VU-mode.
+pub const MHPMEVENT_VUINH: u64 = 1 << 58;
+/// The event selector bits of `mhpmevent` below the Sscofpmf bits (56 bits, raw events v2).
+pub const MHPMEVENT_SELECTOR: u64 = (1 << 56) - 1;
+/// The bits of a raw event (type #2) selector: `mhpmeventX[47:0]`.
+const RAW_V1_SELECTOR: u64 = (1 << 48) - 1;
+
+/// The hardware counters a selector register needs Smcntrpmf for (`cycle`, `instret`; `time` is
+/// reserved), as a bitmap of hardware counters.
+pub const FIXED_HW_COUNTERS: u64 = 0b111;
+
+/// Bit `idx` of a counter mask; 0 for an index past 63.
+const fn bit(idx: usize) -> u64 {
+    if idx < RISCV_MAX_COUNTERS {
+        1 << idx
+    } else {
+        0
+    }
+}
+
+/// The `mhpmevent` inhibit bits for the `config_matching` filter hints (SBI Table 8's SET_xINH bits,
+/// Sscofpmf's xINH bits).
+pub const fn mhpmevent_inhibit(flags: CfgFlags) -> u64 {
+    let mut bits = 0;
+    if flags.contains(CfgFlags::SET_MINH) {
+        bits |= MHPMEVENT_MINH;
+    }
+    if flags.contains(CfgFlags::SET_SINH) {
+        bits |= MHPMEVENT_SINH;
+    }
+    if flags.contains(CfgFlags::SET_UINH) {
+        bits |= MHPMEVENT_UINH;
+    }
+    if flags.contains(CfgFlags::SET_VSINH) {
+        bits |= MHPMEVENT_VSINH;
+    }
+    if flags.contains(CfgFlags::SET_VUINH) {
+        bits |= MHPMEVENT_VUINH;
+    }
+    bits
+}
+
+/// The delegated counter CSRs of the calling hart: `siselect`, `sireg`, `sireg2` and
+/// `scountinhibit`. The kernel implements it with `csrr`/`csrw`; the host tests with a model of the
+/// CSRs. Like [`Firmware`] it acts on the calling hart and is called with interrupts disabled, so a
+/// `siselect` write and the `sireg`/`sireg2` access that follows it are not separated by another
+/// user of `siselect`.
+pub trait CounterCsrs {
+    /// Writes `siselect`.
+    fn siselect_write(&mut self, value: usize);
+    /// Reads `sireg`: the selected counter.
+    fn sireg_read(&mut self) -> u64;
+    /// Writes `sireg`.
+    fn sireg_write(&mut self, value: u64);
+    /// Reads `sireg2`: the selected counter's event selector.
+    fn sireg2_read(&mut self) -> u64;
+    /// Writes `sireg2`.
+    fn sireg2_write(&mut self, value: u64);
+    /// Reads `scountinhibit` (bit `n` = hardware counter `n`).
+    fn scountinhibit_read(&mut self) -> u64;
+    /// Writes `scountinhibit`.
+    fn scountinhibit_write(&mut self, value: u64);
+    /// Sets bits of `scountinhibit` (`csrs`): stops those counters.
+    fn scountinhibit_set(&mut self, bits: u64);
+    /// Clears bits of `scountinhibit` (`csrc`): starts those counters.
+    fn scountinhibit_clear(&mut self, bits: u64);
+}
+
+/// Which hardware counters M-mode delegated, found by writing all ones to `scountinhibit` and
+/// reading back (the register is WARL: bits of counters that are not delegated read as zero). The
+/// register's value is restored afterwards, so counters keep running or stopped as they were.
+pub fn probe_delegated<C: CounterCsrs>(csrs: &mut C) -> u64 {
+    let saved = csrs.scountinhibit_read();
+    csrs.scountinhibit_write(u64::MAX);
+    let delegated = csrs.scountinhibit_read();
+    csrs.scountinhibit_write(saved);
+    delegated
+}
+
+/// An event-to-selector table of a platform: `(event_idx, selector)` rows.
+pub type SelectorTable = &'static [(u32, u64)];
+
+/// QEMU's `virt` machine (target/riscv/pmu.c): its programmable counters count these standard
+/// events, each selected by its SBI `event_idx` (cycles, instructions, dTLB read and write misses,
+/// iTLB read misses).
+pub const QEMU_VIRT: SelectorTable = &[
+    (0x00001, 0x00001),
+    (0x00002, 0x00002),
+    (0x10019, 0x10019),
+    (0x1001B, 0x1001B),
+    (0x10021, 0x10021),
+];
+
+/// The platforms with a built-in selector table, by the device tree root's `compatible`. A board
+/// whose device tree has no `riscv,event-to-mhpmevent` map adds a row here with its table (from its
+/// hardware manual: the `mhpmevent` value of each standard event it counts).
+pub const PLATFORM_TABLES: &[(&str, SelectorTable)] = &[("riscv-virtio", QEMU_VIRT)];
+
+/// The number of rows a [`Selectors`] holds.
+pub const MAX_SELECTORS: usize = 64;
+
+/// The event selectors of standard events (types #0 and #1) on delegated counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Selectors {
+    len: usize,
+    rows: [(u32, u64); MAX_SELECTORS],
+}
+
+impl Selectors {
+    /// No selector: only raw events can use delegated counters.
+    pub const fn none() -> Self {
+        Self {
+            len: 0,
+            rows: [(0, 0); MAX_SELECTORS],
+        }
+    }
+
+    /// The rows of `table` (the first [`MAX_SELECTORS`]).
+    pub fn from_table(table: &[(u32, u64)]) -> Self {
+        let mut this = Self::none();
+        for row in table.iter().take(MAX_SELECTORS) {
+            this.rows[this.len] = *row;
+            this.len += 1;
+        }
+        this
+    }
+
+    /// The rows of the device tree's `riscv,event-to-mhpmevent` map; `None` when it has none.
+    pub fn from_maps(maps: &DtPmuMaps<'_>) -> Option<Self> {
+        let mut this = Self::none();
+        for s in maps.selectors().take(MAX_SELECTORS) {
+            this.rows[this.len] = (s.event_idx.raw(), s.selector & MHPMEVENT_SELECTOR);
+            this.len += 1;
+        }
+        (this.len > 0).then_some(this)
+    }
+
+    /// The table [`PLATFORM_TABLES`] has for a device tree root compatible with `is_compatible`.
+    pub fn for_platform(is_compatible: impl Fn(&str) -> bool) -> Option<Self> {
+        PLATFORM_TABLES
+            .iter()
+            .find(|(compatible, _)| is_compatible(compatible))
+            .map(|(_, table)| Self::from_table(table))
+    }
+
+    /// Whether there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The `mhpmevent` selector of an event: from the table for standard events, from `event_data`
+    /// for raw events (48 bits for type #2, 56 for type #3); `None` for firmware events and
+    /// standard events without a row.
+    pub fn selector(&self, event_idx: EventIdx, event_data: u64) -> Option<u64> {
+        match event_idx.ty() {
+            EventType::Hardware | EventType::Cache => {
+                let raw = event_idx.raw();
+                let rows = self.rows.get(..self.len).unwrap_or(&[]);
+                rows.iter()
+                    .find(|(idx, _)| *idx == raw)
+                    .map(|(_, sel)| *sel)
+            }
+            EventType::Raw => Some(event_data & RAW_V1_SELECTOR),
+            EventType::RawV2 => Some(event_data & MHPMEVENT_SELECTOR),
+            EventType::Firmware => None,
+        }
+        .filter(|sel| *sel != 0)
+    }
+}
+
+/// What [`Hybrid`] did on a CPU: the SBI calls it forwarded, by function ID, and the CSR
+/// operations it made instead.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DelegStats {
+    /// SBI calls forwarded to the SBI implementation, indexed by function ID.
+    pub sbi_calls: [u64; Fid::COUNT],
+    /// Functions carried out on delegated counters with CSRs only, indexed by function ID.
+    pub csr_calls: [u64; Fid::COUNT],
+}
+
+/// One CPU's delegation state: which logical counters the kernel programs itself, their hardware
+/// counter numbers, and the selector each is configured with.
+///
+/// # Invariants
+///
+/// `delegated` is within the usable hardware counters whose hardware counter is delegated and is
+/// not one of [`FIXED_HW_COUNTERS`]; `hw[i]` is the hardware counter of each logical counter `i` of
+/// `delegated` (below 32); `event[i]` is 0 or the `mhpmevent` value (selector and inhibit bits,
+/// without `OF`) last written for counter `i`, and 0 for counters outside `delegated`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delegation {
+    delegated: u64,
+    hw: [u8; RISCV_MAX_COUNTERS],
+    event: [u64; RISCV_MAX_COUNTERS],
+    selectors: Selectors,
+    stats: DelegStats,
+}
+
+impl Delegation {
+    /// No delegated counter: every function goes to the SBI implementation.
+    pub const fn sbi_only() -> Self {
+        Self {
+            delegated: 0,
+            hw: [0; RISCV_MAX_COUNTERS],
+            event: [0; RISCV_MAX_COUNTERS],
+            selectors: Selectors::none(),
+            stats: DelegStats {
+                sbi_calls: [0; Fid::COUNT],
+                csr_calls: [0; Fid::COUNT],
+            },
+        }
+    }
+
+    /// Delegation of the usable hardware counters of `info` whose hardware counter is set in
+    /// `delegated_hw` (bit `n` = hardware counter `n`, as [`probe_delegated`] finds), less the fixed
+    /// counters, with `selectors` for standard events.
+    pub fn new(info: &PmuInfo, delegated_hw: u64, selectors: Selectors) -> Self {
+        let mut this = Self::sbi_only();
+        this.selectors = selectors;
+        for i in counters_in(info.hw_mask) {
+            let Some(h) = info.csr_index(i) else { continue };
+            let hb = 1u64 << h;
+            if delegated_hw & hb != 0 && FIXED_HW_COUNTERS & hb == 0 {
+                this.delegated |= 1 << i;
+                this.hw[i] = h;
+            }
+        }
+        this
+    }
+
+    /// The logical counters programmed with CSRs.
+    pub fn delegated(&self) -> u64 {
+        self.delegated
+    }
+
+    /// Whether any counter is programmed with CSRs.
+    pub fn active(&self) -> bool {
+        self.delegated != 0
+    }
+
+    /// The statistics.
+    pub fn stats(&self) -> &DelegStats {
+        &self.stats
+    }
+
+    /// The hardware counters (bit `n` = counter `n`) of the logical counters in `mask`.
+    fn hw_bits(&self, mask: u64) -> u64 {
+        counters_in(mask & self.delegated)
+            .filter_map(|i| self.hw.get(i))
+            .fold(0, |bits, h| bits | 1 << h)
+    }
+}
+
+/// The counter interface over delegated counters and the SBI implementation of one hart: `hart`
+/// gives both the CSRs and the SBI calls, `deleg` is this CPU's [`Delegation`]. Built for the
+/// duration of one driver operation.
+pub struct Hybrid<'a, H> {
+    hart: &'a mut H,
+    deleg: &'a mut Delegation,
+}
+
+impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
+    /// The interface of `hart` with the delegation state `deleg`.
+    #[inline(always)]
+    pub fn new(hart: &'a mut H, deleg: &'a mut Delegation) -> Self {
+        Self { hart, deleg }
+    }
+
+    #[inline]
+    fn count_sbi(&mut self, fid: Fid) {
+        if let Some(n) = self.deleg.stats.sbi_calls.get_mut(fid.id()) {
+            *n = n.wrapping_add(1);
+        }
+    }
+
+    #[inline]
+    fn count_csr(&mut self, fid: Fid) {
+        if let Some(n) = self.deleg.stats.csr_calls.get_mut(fid.id()) {
+            *n = n.wrapping_add(1);
+        }
+    }
+
+    /// Selects logical counter `idx` (delegated) for `sireg`/`sireg2`.
+    #[inline]
+    fn select(&mut self, idx: usize) {
+        let h = usize::from(self.deleg.hw.get(idx).copied().unwrap_or(0));
+        self.hart.siselect_write(SISELECT_COUNTER_BASE + h);
+    }
+
+    /// The logical counters of a `(counter_idx_base, counter_idx_mask)` pair; `None` when a counter
+    /// falls outside the 64 the driver handles (the SBI implementation then decides).
+    fn logical(base: usize, mask: usize) -> Option<u64> {
+        let mask = mask as u64;
+        if mask == 0 {
+            return Some(0);
+        }
+        let shifted = mask.checked_shl(u32::try_from(base).ok()?)?;
+        (shifted >> base == mask).then_some(shifted)
+    }
+
+    /// The `(counter_idx_base, counter_idx_mask)` of the logical counters `logical` (not 0).
+    fn base_mask(logical: u64) -> (usize, usize) {
+        let base = logical.trailing_zeros();
+        (base as usize, (logical >> base) as usize)
+    }
+
+    /// Configures delegated counter `idx` for `selector` with the filter hints of `flags`, as
+    /// `counter_config_matching` does: stopped, with `OF` set (no interrupt until it starts), its
+    /// value cleared with CLEAR_VALUE, started with AUTO_START.
+    fn configure(&mut self, idx: usize, selector: u64, flags: CfgFlags) {
+        let hb = self.deleg.hw_bits(bit(idx));
+        self.hart.scountinhibit_set(hb);
+        let event = selector | mhpmevent_inhibit(flags);
+        self.select(idx);
+        self.hart.sireg2_write(event | MHPMEVENT_OF);
+        if let Some(slot) = self.deleg.event.get_mut(idx) {
+            *slot = event;
+        }
+        if flags.contains(CfgFlags::CLEAR_VALUE) {
+            self.hart.sireg_write(0);
+        }
+        if flags.contains(CfgFlags::AUTO_START) {
+            self.hart.sireg2_write(event);
+            self.hart.scountinhibit_clear(hb);
+        }
+    }
+}
+
+impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
+    fn num_counters(&mut self) -> Result<usize, SbiError> {
+        self.count_sbi(Fid::NumCounters);
+        self.hart.num_counters()
+    }
+
+    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.count_sbi(Fid::CounterGetInfo);
+        self.hart.counter_get_info(counter_idx)
+    }
+
+    fn counter_config_matching(
+        &mut self,
+        base: usize,
+        mask: usize,
+        flags: CfgFlags,
+        event_idx: EventIdx,
+        event_data: u64,
+    ) -> Result<usize, SbiError> {
+        let offered = Self::logical(base, mask).unwrap_or(0);
+        let mine = offered & self.deleg.delegated;
+        let selector = self.deleg.selectors.selector(event_idx, event_data);
+        // SKIP_MATCH names the counter, the first of the set; otherwise the lowest delegated one.
+        let idx = if flags.contains(CfgFlags::SKIP_MATCH) {
+            offered.trailing_zeros() as usize
+        } else {
+            mine.trailing_zeros() as usize
+        };
+        if let Some(selector) = selector.filter(|_| mine & bit(idx) != 0) {
+            self.count_csr(Fid::CounterConfigMatching);
+            self.configure(idx, selector, flags);
+            return Ok(idx);
+        }
+        // Counters that are not delegated, firmware events, events without a selector here.
+        if mine == 0 {
+            self.count_sbi(Fid::CounterConfigMatching);
+            return self
+                .hart
+                .counter_config_matching(base, mask, flags, event_idx, event_data);
+        }
+        let rest = offered & !self.deleg.delegated;
+        if rest == 0 {
+            return Err(SbiError::NotSupported);
+        }
+        let (base, mask) = Self::base_mask(rest);
+        self.count_sbi(Fid::CounterConfigMatching);
+        self.hart
+            .counter_config_matching(base, mask, flags, event_idx, event_data)
+    }
+
+    fn counter_start(
+        &mut self,
+        base: usize,
+        mask: usize,
+        flags: StartFlags,
+        initial_value: u64,
+    ) -> Result<(), SbiError> {
+        let Some(logical) = Self::logical(base, mask) else {
+            self.count_sbi(Fid::CounterStart);
+            return self.hart.counter_start(base, mask, flags, initial_value);
+        };
+        let mine = logical & self.deleg.delegated;
+        if mine == 0 {
+            self.count_sbi(Fid::CounterStart);
+            return self.hart.counter_start(base, mask, flags, initial_value);
+        }
+        let rest = logical & !self.deleg.delegated;
+        let mut result = Ok(());
+        {
+            if flags.contains(StartFlags::INIT_SNAPSHOT) {
+                // Delegated counters have no snapshot memory.
+                return Err(SbiError::InvalidParam);
+            }
+            if flags.contains(StartFlags::SET_INIT_VALUE) && !mine.is_power_of_two() {
+                return Err(SbiError::InvalidParam);
+            }
+            self.count_csr(Fid::CounterStart);
+            let running = !self.hart.scountinhibit_read();
+            for idx in counters_in(mine) {
+                let event = self.deleg.event.get(idx).copied().unwrap_or(0);
+                if event == 0 {
+                    continue;
+                }
+                if running & self.deleg.hw_bits(bit(idx)) != 0 {
+                    result = Err(SbiError::AlreadyStarted);
+                    continue;
+                }
+                self.select(idx);
+                if flags.contains(StartFlags::SET_INIT_VALUE) {
+                    self.hart.sireg_write(initial_value);
+                }
+                // A start clears OF, as the SBI implementation's does: the next wrap interrupts.
+                self.hart.sireg2_write(event);
+            }
+            let configured = counters_in(mine)
+                .filter(|&i| self.deleg.event.get(i).is_some_and(|e| *e != 0))
+                .fold(0, |m, i| m | 1 << i);
+            self.hart
+                .scountinhibit_clear(self.deleg.hw_bits(configured));
+        }
+        if rest != 0 {
+            // Without snapshot memory (delegation has none) the base changes nothing.
+            let (base, mask) = Self::base_mask(rest);
+            self.count_sbi(Fid::CounterStart);
+            let r = self.hart.counter_start(base, mask, flags, initial_value);
+            if r.is_err() {
+                result = r;
+            }
+        }
+        result
+    }
+
+    fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
+        let Some(logical) = Self::logical(base, mask) else {
+            self.count_sbi(Fid::CounterStop);
+            return self.hart.counter_stop(base, mask, flags);
+        };
+        let mine = logical & self.deleg.delegated;
+        if mine == 0 {
+            self.count_sbi(Fid::CounterStop);
+            return self.hart.counter_stop(base, mask, flags);
+        }
+        let rest = logical & !self.deleg.delegated;
+        let mut result = Ok(());
+        {
+            if flags.contains(StopFlags::TAKE_SNAPSHOT) {
+                return Err(SbiError::NoShmem);
+            }
+            self.count_csr(Fid::CounterStop);
+            let hb = self.deleg.hw_bits(mine);
+            let inhibited = self.hart.scountinhibit_read();
+            self.hart.scountinhibit_set(hb);
+            let configured = counters_in(mine)
+                .filter(|&i| self.deleg.event.get(i).is_some_and(|e| *e != 0))
+                .fold(0, |m, i| m | 1 << i);
+            if inhibited & self.deleg.hw_bits(configured) != 0 {
+                result = Err(SbiError::AlreadyStopped);
+            }
+            if flags.contains(StopFlags::RESET) {
+                for idx in counters_in(mine) {
+                    self.select(idx);
+                    // No event, interrupt masked: what the SBI implementation leaves on a reset
+                    // counter.
+                    self.hart.sireg2_write(MHPMEVENT_OF);
+                    if let Some(slot) = self.deleg.event.get_mut(idx) {
+                        *slot = 0;
+                    }
+                }
+            }
+        }
+        if rest != 0 {
+            let (base, mask) = Self::base_mask(rest);
+            self.count_sbi(Fid::CounterStop);
+            let r = self.hart.counter_stop(base, mask, flags);
+            if r.is_err() && result.is_ok() {
+                result = r;
+            }
+        }
+        result
+    }
+
+    fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.count_sbi(Fid::CounterFwRead);
+        self.hart.counter_fw_read(counter_idx)
+    }
+
+    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.count_sbi(Fid::CounterFwReadHi);
+        self.hart.counter_fw_read_hi(counter_idx)
+    }
+
+    fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
+        self.count_sbi(Fid::SnapshotSetShmem);
+        self.hart.snapshot_set_shmem(enable)
+    }
+
+    fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
+        self.count_sbi(Fid::EventGetInfo);
+        self.hart.event_get_info(entries)
+    }
+
+    #[inline(always)]
+    fn read_counter_csr(&mut self, csr: u16) -> u64 {
+        self.hart.read_counter_csr(csr)
+    }
+
+    fn has_snapshot_mem(&mut self) -> bool {
+        // A stop of delegated counters saves nothing: the core reads them from their CSRs.
+        !self.deleg.active() && self.hart.has_snapshot_mem()
+    }
+
+    fn snapshot_overflow_mask(&mut self) -> u64 {
+        self.hart.snapshot_overflow_mask()
+    }
+
+    fn snapshot_value(&mut self, idx: usize) -> u64 {
+        self.hart.snapshot_value(idx)
+    }
+
+    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
+        self.hart.set_snapshot_value(idx, value);
+    }
+
+    fn clear_snapshot_overflow_mask(&mut self) {
+        self.hart.clear_snapshot_overflow_mask();
+    }
+
+    fn clear_snapshot(&mut self) {
+        self.hart.clear_snapshot();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::{CounterInfo, CounterKind, SbiVersion};
+
+    #[test]
+    fn inhibit_bits_are_sscofpmf_bits_58_to_62() {
+        assert_eq!(mhpmevent_inhibit(CfgFlags::SET_MINH), 1 << 62);
+        assert_eq!(mhpmevent_inhibit(CfgFlags::SET_SINH), 1 << 61);
+        assert_eq!(mhpmevent_inhibit(CfgFlags::SET_UINH), 1 << 60);
+        assert_eq!(mhpmevent_inhibit(CfgFlags::SET_VSINH), 1 << 59);
+        assert_eq!(mhpmevent_inhibit(CfgFlags::SET_VUINH), 1 << 58);
+        assert_eq!(mhpmevent_inhibit(CfgFlags::SKIP_MATCH), 0);
+    }
+
+    #[test]
+    fn selectors_of_raw_events_are_their_data_and_standard_events_need_a_row() {
+        let s = Selectors::from_table(QEMU_VIRT);
+        assert_eq!(s.selector(EventIdx::from_raw(0x2).unwrap(), 0), Some(2));
+        assert_eq!(
+            s.selector(EventIdx::from_raw(0x10021).unwrap(), 0),
+            Some(0x10021)
+        );
+        assert_eq!(s.selector(EventIdx::from_raw(0x3).unwrap(), 0), None);
+        let raw = EventIdx::from_raw(0x20000).unwrap();
+        assert_eq!(s.selector(raw, u64::MAX), Some((1 << 48) - 1));
+        let raw2 = EventIdx::from_raw(0x30000).unwrap();
+        assert_eq!(s.selector(raw2, u64::MAX), Some((1 << 56) - 1));
+        assert_eq!(s.selector(EventIdx::fw(5), 5), None);
+        assert!(Selectors::for_platform(|c| c == "riscv-virtio").is_some());
+        assert!(Selectors::for_platform(|c| c == "sifive,hifive").is_none());
+    }
+
+    #[test]
+    fn fixed_and_firmware_counters_are_never_delegated() {
+        let hw = |csr| {
+            Some(
+                CounterInfo {
+                    csr,
+                    width: 63,
+                    kind: CounterKind::Hardware,
+                }
+                .encode(),
+            )
+        };
+        let fw = Some(
+            CounterInfo {
+                csr: 0,
+                width: 63,
+                kind: CounterKind::Firmware,
+            }
+            .encode(),
+        );
+        let info = PmuInfo::from_counter_infos(
+            SbiVersion::V2_0,
+            &[hw(0xC00), None, hw(0xC02), hw(0xC03), hw(0xC04), fw],
+        );
+        let d = Delegation::new(&info, u64::MAX, Selectors::none());
+        assert_eq!(d.delegated(), 0b11000);
+        let d = Delegation::new(&info, 0b1_0000, Selectors::none());
+        assert_eq!(d.delegated(), 0b10000);
+    }
+}
