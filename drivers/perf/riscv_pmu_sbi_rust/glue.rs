@@ -12,6 +12,7 @@ pub(crate) mod arch;
 pub(crate) mod bindings;
 pub(crate) mod cpu_pm;
 pub(crate) mod cpuhp;
+pub(crate) mod csr;
 pub(crate) mod debugfs;
 pub(crate) mod deferred;
 pub(crate) mod fwmem;

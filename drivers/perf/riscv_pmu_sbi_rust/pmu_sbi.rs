@@ -39,6 +39,7 @@ use crate::glue::{
     sysctl::IntSysctl,
     sysfs::{AttributeGroup, AttributeGroups, Attributes, EventList, FormatAttr, PmuEventAttr},
 };
+use crate::pmu_deleg::{self, CpuFirmware, DelegSetup};
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
@@ -286,6 +287,8 @@ pub(crate) struct SbiPmu {
     /// Whether the CPUs have snapshot memory, which means a hypervisor (KVM): a freed event's parked
     /// counters are then given back ([`SbiPmu::destroy`](perf::Driver::destroy)).
     snapshot: bool,
+    /// Counter delegation, when the harts have it ([`pmu_deleg::probe`]).
+    deleg: Option<DelegSetup>,
 }
 /// Refuses to load while a C driver owns the `cpu` PMU.
 ///
@@ -364,6 +367,7 @@ impl SbiPmu {
         let dt_std_events = dt
             .as_ref()
             .and_then(|dt| info.std_events_from_maps(&dt.maps()));
+        let deleg = pmu_deleg::probe(dt.as_ref().map(|dt| dt.maps()).as_ref());
 
         Ok(Self {
             info,
@@ -373,6 +377,7 @@ impl SbiPmu {
             dt,
             dt_std_events,
             snapshot: false,
+            deleg,
         })
     }
 
@@ -486,7 +491,10 @@ impl SbiPmu {
     pub(crate) fn new_cpu_state(&self) -> CpuState {
         CpuState {
             core: CpuHwEvents::new(&self.info),
-            fw: SbiFirmware::new(self.info.version.at_least(SbiVersion::V2_0)),
+            fw: CpuFirmware::new(
+                SbiFirmware::new(self.info.version.at_least(SbiVersion::V2_0)),
+                self.deleg.as_ref(),
+            ),
         }
     }
 }
@@ -626,13 +634,13 @@ impl SbiEcall for SbiFirmware {
 /// backend. The events on each counter are kept beside it by the perf glue ([`EventTable`]).
 pub(crate) struct CpuState {
     core: CpuHwEvents,
-    fw: SbiFirmware,
+    fw: CpuFirmware,
 }
 
 impl CpuState {
     /// The SBI call statistics of this CPU.
     pub(crate) fn stats(&self) -> PmuStats {
-        *self.core.stats()
+        self.fw.sbi_stats(*self.core.stats())
     }
 
     /// The use of this CPU's counters: the events holding one, the hardware and firmware
@@ -661,7 +669,7 @@ perf::impl_hw_fields!(HwEvent);
 fn start_event(
     info: &PmuInfo,
     core: &mut CpuHwEvents,
-    fw: &mut SbiFirmware,
+    fw: &mut CpuFirmware,
     event: &mut EventMut<'_>,
     reload: bool,
 ) {
@@ -681,7 +689,7 @@ fn start_event(
 fn stop_event(
     info: &PmuInfo,
     core: &mut CpuHwEvents,
-    fw: &mut SbiFirmware,
+    fw: &mut CpuFirmware,
     event: &mut EventMut<'_>,
     update: bool,
 ) {
@@ -1142,10 +1150,11 @@ impl CpuStarting for PmuSbiStartingCpu {
         // refuses it once is not asked again); without it counters are read with SBI calls.
         let use_snapshot = !self.no_snapshot.load(Ordering::Relaxed);
         let outcome = self.cpus.with_local(irq, |state| {
+            state.fw.cpu_starting(state.core.info());
             let result = state.core.cpu_starting(&mut state.fw, use_snapshot);
             let missing_page = use_snapshot
                 && state.core.info().version.at_least(SbiVersion::V2_0)
-                && !state.fw.has_snapshot_mem();
+                && !state.fw.has_snapshot_page();
             (result, state.core.snapshot_enabled(), missing_page)
         });
         if let Some((result, enabled, missing_page)) = outcome {

@@ -19,6 +19,7 @@
 use kernel::prelude::*;
 
 mod glue;
+mod pmu_deleg;
 mod pmu_legacy;
 mod pmu_sbi;
 

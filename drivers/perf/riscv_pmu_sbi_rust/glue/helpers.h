@@ -111,4 +111,7 @@ struct notifier_block;
 int rpmu_cpu_pm_register_notifier(struct notifier_block *nb);
 void rpmu_cpu_pm_unregister_notifier(struct notifier_block *nb);
 
+/* The module parameter counter_delegation (params.c). */
+bool rpmu_counter_delegation(void);
+
 #endif /* RPMU_HELPERS_H */

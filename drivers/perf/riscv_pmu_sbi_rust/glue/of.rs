@@ -108,3 +108,35 @@ impl Drop for OfNode {
         unsafe { bindings::rpmu_of_node_put(self.node.as_ptr()) };
     }
 }
+
+impl OfNode {
+    /// The node of a possible CPU (`of_get_cpu_node(cpu, NULL)`), if the device tree has one.
+    pub(crate) fn cpu(cpu: super::percpu::CpuId) -> Option<Self> {
+        // SAFETY: Any CPU number is accepted; a null `thread` asks for no thread index.
+        let node = unsafe { bindings::of_get_cpu_node(cpu.as_c_int(), ptr::null_mut()) };
+        // INVARIANT: A non-null result comes with a reference taken for the caller.
+        NonNull::new(node).map(|node| Self { node })
+    }
+
+    /// Whether the string list property `name` holds `value` (`of_property_match_string()`).
+    pub(crate) fn has_string(&self, name: &CStr, value: &CStr) -> bool {
+        // SAFETY: `self.node` is valid by the type invariant; `name` and `value` are
+        // NUL-terminated and outlive the call, which takes `devtree_lock` itself.
+        let index = unsafe {
+            bindings::of_property_match_string(
+                self.node.as_ptr(),
+                name.as_char_ptr(),
+                value.as_char_ptr(),
+            )
+        };
+        index >= 0
+    }
+}
+
+/// Whether the device tree's root node lists `compatible` (`of_machine_is_compatible()`).
+pub(crate) fn machine_is_compatible(compatible: &CStr) -> bool {
+    let compats = [compatible.as_char_ptr(), ptr::null()];
+    // SAFETY: `compats` is a NULL-terminated array of NUL-terminated strings that outlives the
+    // call.
+    unsafe { bindings::of_machine_compatible_match(compats.as_ptr()) }
+}

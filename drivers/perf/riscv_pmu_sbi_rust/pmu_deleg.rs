@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Counter delegation in the driver: detection at probe, and each CPU's counter backend
+//! ([`CpuFirmware`]), which programs delegated hardware counters with CSRs and calls the SBI
+//! implementation for the rest (`sbi_pmu::deleg`).
+//!
+//! Delegation is used when
+//! - the module parameter `counter_delegation` is on (the default);
+//! - every possible CPU's `riscv,isa-extensions` lists `smcdeleg`, `ssccfg` and `sscsrind` (Linux
+//!   6.12 has no ISA extension bits for them; the device tree is what both kernels have);
+//! - the SBI implementation is one known to enable counter delegation for S-mode (`menvcfg.CDE`,
+//!   and `mcounteren` bits for the counters it delegates): OpenSBI 1.5 or later. A hart whose
+//!   firmware left CDE clear would trap at the first access;
+//! - standard events have selectors: the device tree's `riscv,event-to-mhpmevent` map, or a table of
+//!   the platform (`sbi_pmu::deleg::PLATFORM_TABLES`, by the root's `compatible`). Without either,
+//!   only raw events could be programmed, so the driver stays with SBI calls.
+//!
+//! Which counters are delegated is found on each CPU as it starts, by the WARL probe of
+//! `scountinhibit` (`sbi_pmu::deleg::probe_delegated`).
+
+use crate::glue::{
+    csr::{self, DelegatedCsrs},
+    of::{self, OfNode},
+    percpu,
+};
+use kernel::{c_str, prelude::*, str::CStr};
+use sbi_pmu::{
+    abi::{CfgFlags, EventIdx, Fid, SbiError, StartFlags, StopFlags},
+    counters::PmuInfo,
+    deleg::{probe_delegated, CounterCsrs, Delegation, Hybrid, Selectors, PLATFORM_TABLES},
+    dt::DtPmuMaps,
+    firmware::{Firmware, SbiEcall, SbiRet},
+    pmu::PmuStats,
+};
+
+use crate::pmu_sbi::SbiFirmware;
+
+/// `sbi_get_impl_id()` of OpenSBI.
+const IMPL_ID_OPENSBI: usize = 1;
+/// The first OpenSBI release that sets `menvcfg.CDE` on harts with Smcdeleg (1.5, encoded as
+/// major << 16 | minor).
+const OPENSBI_CDE_VERSION: usize = 1 << 16 | 5;
+
+/// What probe decided about delegation, for every CPU.
+#[derive(Clone, Copy)]
+pub(crate) struct DelegSetup {
+    csrs: DelegatedCsrs,
+    selectors: Selectors,
+}
+
+/// Whether every possible CPU's device tree node lists the ISA extension `ext`.
+fn every_hart_has(ext: &CStr) -> bool {
+    let mut all = true;
+    percpu::for_each_possible_cpu(|cpu| {
+        all &= OfNode::cpu(cpu)
+            .is_some_and(|node| node.has_string(c_str!("riscv,isa-extensions"), ext));
+    });
+    all
+}
+
+/// Decides at probe whether the CPUs program their hardware counters with CSRs, and says why not
+/// when they could but do not.
+pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
+    let extensions = [c_str!("smcdeleg"), c_str!("ssccfg"), c_str!("sscsrind")];
+    if !extensions.iter().all(|ext| every_hart_has(ext)) {
+        return None;
+    }
+    if !csr::counter_delegation_param() {
+        pr_info!(
+            "counter delegation: off (counter_delegation=0): every counter through SBI calls\n"
+        );
+        return None;
+    }
+    let (id_err, id) = crate::glue::arch::sbi_get_impl_id();
+    let (ver_err, version) = csr::sbi_get_impl_version();
+    if id_err != 0 || ver_err != 0 || id != IMPL_ID_OPENSBI || version < OPENSBI_CDE_VERSION {
+        pr_info!(
+            "counter delegation: the harts have it, but the SBI implementation ({:#x} version {:#x}) is not known to enable it; every counter through SBI calls\n",
+            id,
+            version
+        );
+        return None;
+    }
+    let (selectors, source) = match maps.and_then(Selectors::from_maps) {
+        Some(s) => (s, "riscv,event-to-mhpmevent"),
+        None => {
+            let platform = PLATFORM_TABLES.iter().find(|(compatible, _)| {
+                let mut name = [0u8; 64];
+                c_string(compatible, &mut name).is_some_and(of::machine_is_compatible)
+            });
+            match platform {
+                Some((compatible, table)) => (Selectors::from_table(table), *compatible),
+                None => {
+                    pr_info!("counter delegation: no event selectors for this platform (no riscv,event-to-mhpmevent, no table); every counter through SBI calls\n");
+                    return None;
+                }
+            }
+        }
+    };
+    pr_info!(
+        "counter delegation: hardware counters programmed with CSRs, event selectors from {}\n",
+        source
+    );
+    Some(DelegSetup {
+        csrs: DelegatedCsrs::new(true)?,
+        selectors,
+    })
+}
+
+/// `s` as a NUL-terminated string in `buf`, if it fits and has no NUL of its own.
+fn c_string<'a>(s: &str, buf: &'a mut [u8; 64]) -> Option<&'a CStr> {
+    let bytes = s.as_bytes();
+    let dst = buf.get_mut(..bytes.len())?;
+    dst.copy_from_slice(bytes);
+    *buf.get_mut(bytes.len())? = 0;
+    CStr::from_bytes_with_nul(buf.get(..=bytes.len())?).ok()
+}
+
+/// The hart as [`Hybrid`] needs it: the SBI calls of [`SbiFirmware`] and, with delegation, the
+/// delegated counter CSRs.
+pub(crate) struct DelegHart {
+    sbi: SbiFirmware,
+    csrs: Option<DelegatedCsrs>,
+}
+
+impl SbiEcall for DelegHart {
+    #[inline(always)]
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+        self.sbi.sbi_ecall(fid, args)
+    }
+
+    #[inline(always)]
+    fn read_csr(&mut self, csr: u16) -> u64 {
+        self.sbi.read_csr(csr)
+    }
+
+    fn has_snapshot_mem(&mut self) -> bool {
+        SbiEcall::has_snapshot_mem(&mut self.sbi)
+    }
+
+    fn snapshot_set_shmem(&mut self, enable: bool) -> SbiRet {
+        SbiEcall::snapshot_set_shmem(&mut self.sbi, enable)
+    }
+
+    #[inline(always)]
+    fn snapshot_word(&mut self, word: usize) -> u64 {
+        self.sbi.snapshot_word(word)
+    }
+
+    #[inline(always)]
+    fn set_snapshot_word(&mut self, word: usize, value: u64) {
+        self.sbi.set_snapshot_word(word, value);
+    }
+}
+
+/// Without delegation ([`Delegation::sbi_only`]) `Hybrid` never touches the CSRs; should it, reads
+/// give 0 and writes do nothing.
+impl CounterCsrs for DelegHart {
+    #[inline(always)]
+    fn siselect_write(&mut self, value: usize) {
+        if let Some(c) = self.csrs {
+            c.siselect_write(value);
+        }
+    }
+    #[inline(always)]
+    fn sireg_read(&mut self) -> u64 {
+        self.csrs.map_or(0, |c| c.sireg_read())
+    }
+    #[inline(always)]
+    fn sireg_write(&mut self, value: u64) {
+        if let Some(c) = self.csrs {
+            c.sireg_write(value);
+        }
+    }
+    #[inline(always)]
+    fn sireg2_read(&mut self) -> u64 {
+        self.csrs.map_or(0, |c| c.sireg2_read())
+    }
+    #[inline(always)]
+    fn sireg2_write(&mut self, value: u64) {
+        if let Some(c) = self.csrs {
+            c.sireg2_write(value);
+        }
+    }
+    #[inline(always)]
+    fn scountinhibit_read(&mut self) -> u64 {
+        self.csrs.map_or(0, |c| c.scountinhibit_read())
+    }
+    #[inline(always)]
+    fn scountinhibit_write(&mut self, value: u64) {
+        if let Some(c) = self.csrs {
+            c.scountinhibit_write(value);
+        }
+    }
+    #[inline(always)]
+    fn scountinhibit_set(&mut self, bits: u64) {
+        if let Some(c) = self.csrs {
+            c.scountinhibit_set(bits);
+        }
+    }
+    #[inline(always)]
+    fn scountinhibit_clear(&mut self, bits: u64) {
+        if let Some(c) = self.csrs {
+            c.scountinhibit_clear(bits);
+        }
+    }
+}
+
+/// One CPU's counter backend: the SBI calls of the hart, and the delegation state
+/// ([`Delegation`]) that decides which counters are programmed with CSRs instead.
+pub(crate) struct CpuFirmware {
+    hart: DelegHart,
+    deleg: Delegation,
+    selectors: Option<Selectors>,
+}
+
+impl CpuFirmware {
+    /// The backend of a CPU over `sbi`, with the delegation probe decided on (`setup`); until
+    /// [`CpuFirmware::cpu_starting`] no counter is delegated.
+    pub(crate) fn new(sbi: SbiFirmware, setup: Option<&DelegSetup>) -> Self {
+        Self {
+            hart: DelegHart {
+                sbi,
+                csrs: setup.map(|s| s.csrs),
+            },
+            deleg: Delegation::sbi_only(),
+            selectors: setup.map(|s| s.selectors),
+        }
+    }
+
+    /// On the CPU, as it starts: finds which of its hardware counters M-mode delegated.
+    pub(crate) fn cpu_starting(&mut self, info: &PmuInfo) {
+        if let (Some(selectors), Some(_)) = (self.selectors, self.hart.csrs) {
+            let hw = probe_delegated(&mut self.hart);
+            self.deleg = Delegation::new(info, hw, selectors);
+        }
+    }
+
+    /// `st` with the SBI calls this CPU really made, when counters are delegated (the core counts
+    /// the functions it asks for, which delegated counters carry out without a call).
+    pub(crate) fn sbi_stats(&self, mut st: PmuStats) -> PmuStats {
+        if self.deleg.active() {
+            st.calls = self.deleg.stats().sbi_calls;
+        }
+        st
+    }
+
+    /// Whether the SBI implementation's snapshot page could be allocated (whether or not it is
+    /// used: delegated counters are read from their CSRs).
+    pub(crate) fn has_snapshot_page(&mut self) -> bool {
+        SbiEcall::has_snapshot_mem(&mut self.hart.sbi)
+    }
+
+    #[inline(always)]
+    fn hybrid(&mut self) -> Hybrid<'_, DelegHart> {
+        Hybrid::new(&mut self.hart, &mut self.deleg)
+    }
+}
+
+impl Firmware for CpuFirmware {
+    fn num_counters(&mut self) -> Result<usize, SbiError> {
+        self.hybrid().num_counters()
+    }
+
+    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.hybrid().counter_get_info(counter_idx)
+    }
+
+    fn counter_config_matching(
+        &mut self,
+        base: usize,
+        mask: usize,
+        flags: CfgFlags,
+        event_idx: EventIdx,
+        event_data: u64,
+    ) -> Result<usize, SbiError> {
+        self.hybrid()
+            .counter_config_matching(base, mask, flags, event_idx, event_data)
+    }
+
+    #[inline(always)]
+    fn counter_start(
+        &mut self,
+        base: usize,
+        mask: usize,
+        flags: StartFlags,
+        initial_value: u64,
+    ) -> Result<(), SbiError> {
+        self.hybrid()
+            .counter_start(base, mask, flags, initial_value)
+    }
+
+    #[inline(always)]
+    fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
+        self.hybrid().counter_stop(base, mask, flags)
+    }
+
+    fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.hybrid().counter_fw_read(counter_idx)
+    }
+
+    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.hybrid().counter_fw_read_hi(counter_idx)
+    }
+
+    fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
+        self.hybrid().snapshot_set_shmem(enable)
+    }
+
+    fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
+        self.hybrid().event_get_info(entries)
+    }
+
+    #[inline(always)]
+    fn read_counter_csr(&mut self, csr: u16) -> u64 {
+        self.hart.read_csr(csr)
+    }
+
+    fn has_snapshot_mem(&mut self) -> bool {
+        self.hybrid().has_snapshot_mem()
+    }
+
+    #[inline(always)]
+    fn snapshot_overflow_mask(&mut self) -> u64 {
+        self.hybrid().snapshot_overflow_mask()
+    }
+
+    #[inline(always)]
+    fn snapshot_value(&mut self, idx: usize) -> u64 {
+        self.hybrid().snapshot_value(idx)
+    }
+
+    #[inline(always)]
+    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
+        self.hybrid().set_snapshot_value(idx, value);
+    }
+
+    fn clear_snapshot_overflow_mask(&mut self) {
+        self.hybrid().clear_snapshot_overflow_mask();
+    }
+
+    fn clear_snapshot(&mut self) {
+        self.hybrid().clear_snapshot();
+    }
+}
