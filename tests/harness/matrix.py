@@ -35,6 +35,9 @@ class Entry(NamedTuple):
 
 CHECKS = ("checks",)
 
+# QEMU's hart with counter delegation: Smcdeleg and Smcsrind for M-mode, Ssccfg and Sscsrind for S-mode.
+CDELEG_CPU = "rv64,sscofpmf=true,smcdeleg=true,ssccfg=true,smcsrind=true,sscsrind=true"
+
 ENTRIES = {e.name: e for e in [
     Entry("sscofpmf-smp2", ("--cpu", "rv64,sscofpmf=true", "--smp", "2"), "Sscofpmf, 2 harts", 3.5),
     # PAPI (tests/papi) runs where counts are exact, so that the two drivers' counts through PAPI are compared
@@ -46,6 +49,18 @@ ENTRIES = {e.name: e for e in [
     # the SMP paths do not depend on the firmware's SBI version and run in sscofpmf-smp2.
     Entry("sbi3", ("--cpu", "rv64,sscofpmf=true", "--icount", "--bios", "opensbi-1.9"),
           "OpenSBI 1.9 (SBI v3.0), Sscofpmf, 1 hart, -icount shift=0 (exact)", 2.3),
+    # Counter delegation (Smcdeleg/Ssccfg with Smcsrind/Sscsrind), which QEMU's OpenSBI 1.5 enables for S-mode
+    # (menvcfg.CDE, mcounteren all ones): the Rust driver programs the hardware counters with CSRs, the 6.12 C
+    # driver still makes SBI calls and is the reference for every count. Exact (-icount), so that the counts of
+    # the counting, sampling, leader-sampling and user-access checks compare exactly; check/counter_delegation
+    # shows no SBI call for hardware events and the same counts with the module reloaded on the SBI path.
+    Entry("cdeleg", ("--cpu", CDELEG_CPU, "--icount"),
+          "counter delegation (Smcdeleg/Ssccfg), Sscofpmf, 1 hart, -icount shift=0 (exact)", 2.5, suites=CHECKS,
+          only=("check/count_basic", "check/count_events", "check/sampling", "check/leader_sampling",
+                "check/user_access", "check/sbi_calls_per_switch", "check/counter_delegation")),
+    # The same on two harts: each hart finds its delegated counters as it starts (CPU hotplug included).
+    Entry("cdeleg-smp2", ("--cpu", CDELEG_CPU, "--smp", "2"), "counter delegation, Sscofpmf, 2 harts", 1,
+          suites=CHECKS, only=("check/counter_delegation", "check/sbi_calls_per_switch", "check/cpu_hotplug")),
     # Firmware without the SBI PMU extension, on TCG: OpenSBI 0.9 (SBI v0.2, before the extension existed), where
     # both drivers fall back to the base counters. The hart lacks the extensions that need M-mode set-up this
     # firmware predates (with Sstc the kernel's first stimecmp write traps in riscv_timer_starting_cpu). Its own

@@ -1,0 +1,128 @@
+#!/bin/bash
+# Counter delegation (Smcdeleg/Ssccfg with Sscsrind): where the harts have it, the Rust driver programs the
+# hardware counters with CSRs and makes no SBI call for hardware events. Its debugfs file counts the SBI calls
+# really made, per CPU; across counting (open, read, close), context switches of a monitored task, sampling with
+# its overflow interrupts and leader sampling, their sum must not move. The module reloaded with
+# counter_delegation=0 makes the same requests through SBI calls: the same counts (exact under -icount), and calls.
+# Both drivers report the count of a fixed loop and the number of samples of a fixed period, which the harness
+# compares (the 6.12 C driver uses SBI calls: it is the reference).
+set -uo pipefail
+. "$(dirname "$(readlink -f "$0")")/lib.sh"
+
+MOD=riscv_pmu_sbi_rust
+KO=${RPMU_MODULE:-/root/$MOD.ko}
+STATS=/sys/kernel/debug/$MOD/sbi_calls
+W=$RPMU_SELFTEST_DIR/workload
+PINGPONG=$RPMU_SELFTEST_DIR/pingpong
+ISA=/proc/device-tree/cpus/cpu@0/riscv,isa-extensions
+DETECTED="$MOD: counter delegation: hardware counters programmed with CSRs"
+ITER=1000000
+PERIOD=100003
+
+if ! tr '\0' '\n' <"$ISA" 2>/dev/null | grep -qx smcdeleg; then
+  pass "counter_delegation # SKIP the harts have no counter delegation (no smcdeleg in $ISA)"
+  exit 0
+fi
+
+# count EVENT: the count of EVENT over `workload $ITER`, in a fixed environment.
+count() {
+  env -i PATH=/usr/bin perf stat -x, -e "$1" -- "$W" $ITER 2>&1 >/dev/null | awk -F, 'NR == 1 { print $1 }'
+}
+
+# samples: the samples perf record takes of instructions:u with period $PERIOD over `workload 10*$ITER`.
+samples() {
+  env -i PATH=/usr/bin perf record -q -o /tmp/cdeleg.data -e instructions:u -c $PERIOD -- "$W" $((10 * ITER)) \
+    >/dev/null 2>&1 || { echo 0; return; }
+  perf report -i /tmp/cdeleg.data --stats 2>/dev/null | awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }'
+}
+
+# exact NAME VALUE: a value the harness compares with the other driver's; under -icount the count itself, else
+# whether there is one.
+exact() {
+  if [ "${RPMU_ICOUNT:-0}" = 1 ]; then
+    value "$1 $2"
+  elif [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -gt 0 ]; then
+    value "$1 counted"
+  else
+    value "$1 $2"
+  fi
+}
+
+n_deleg=$(count instructions:u)
+exact cdeleg_instructions_u "$n_deleg"
+s_deleg=$(samples)
+exact cdeleg_samples_instructions_u "$s_deleg"
+# floor(N / P) samples of a period P over N user-mode instructions (the workload's own, with perf's tail).
+if [ "${RPMU_ICOUNT:-0}" = 1 ]; then
+  n_big=$(ITER=$((10 * ITER)) count instructions:u)
+  if [[ $n_big =~ ^[0-9]+$ ]] && [ "$s_deleg" = $((n_big / PERIOD)) ]; then
+    pass "cdeleg_samples_floor"
+  else
+    fail "cdeleg_samples_floor $s_deleg samples of period $PERIOD over $n_big instructions:u, expected $((n_big / PERIOD))"
+  fi
+fi
+
+if [ "${RPMU_DRIVER:-}" != rust ]; then
+  pass "counter_delegation # SKIP the C driver of 6.12 has no counter delegation (its counts above are the reference)"
+  exit 0
+fi
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if ! klog_has "$DETECTED"; then
+  fail "counter_delegation_detected the harts list smcdeleg but the kernel log has no line '$DETECTED'"
+  exit 0
+fi
+pass "counter_delegation_detected"
+
+# calls: the SBI calls of all functions summed over the CPUs (not the load-time check's line).
+calls() { awk '$1 ~ /^[0-9]+$/ { for (i = 2; i <= 10; i++) s += $i } END { print s + 0 }' "$STATS"; }
+
+# no_calls NAME COMMAND...: COMMAND makes no SBI call.
+no_calls() {
+  local name=$1 before after
+  shift
+  before=$(calls)
+  "$@" >/dev/null 2>&1
+  after=$(calls)
+  echo "# $name: $((after - before)) SBI calls"
+  if [ "$after" -eq "$before" ]; then
+    pass "$name"
+  else
+    fail "$name $((after - before)) SBI calls for hardware events with counter delegation"
+    cat "$STATS" | sed 's/^/# /'
+  fi
+}
+
+HW=instructions:u,cycles,dTLB-load-misses,iTLB-load-misses
+no_calls cdeleg_no_sbi_call_counting env -i PATH=/usr/bin perf stat -e "$HW" -- "$W" $ITER
+no_calls cdeleg_no_sbi_call_switch perf stat --no-inherit -e "$HW" -- "$PINGPONG" 2000
+no_calls cdeleg_no_sbi_call_sampling perf record -q -o /tmp/cdeleg2.data -e instructions:u -c $PERIOD -- "$W" $((10 * ITER))
+no_calls cdeleg_no_sbi_call_leader_sampling perf record -q -o /tmp/cdeleg3.data -e '{instructions:u,cycles:u}:S' \
+  -c $PERIOD -- "$W" $((10 * ITER))
+echo "# the statistics after a perf record of instructions:u with period $PERIOD (overflow interrupts included):"
+sed 's/^/# /' "$STATS"
+
+# The same machine through SBI calls: the module reloaded with counter_delegation=0.
+log_start=$(dmesg | wc -l)
+if ! rmmod $MOD || ! insmod "$KO" counter_delegation=0; then
+  fail "cdeleg_sbi_path the module could not be reloaded with counter_delegation=0"
+  grep -q "^$MOD " /proc/modules || insmod "$KO"
+  exit 0
+fi
+before=$(calls)
+n_sbi=$(count instructions:u)
+s_sbi=$(samples)
+after=$(calls)
+echo "# through SBI calls: instructions:u $n_sbi, $s_sbi samples, $((after - before)) SBI calls"
+if [ "$after" -eq "$before" ]; then
+  fail "cdeleg_sbi_path no SBI call with counter_delegation=0: the parameter did not take effect"
+elif [ "${RPMU_ICOUNT:-0}" = 1 ] && { [ "$n_sbi" != "$n_deleg" ] || [ "$s_sbi" != "$s_deleg" ]; }; then
+  fail "cdeleg_sbi_path delegation counted $n_deleg with $s_deleg samples, SBI calls $n_sbi with $s_sbi samples"
+else
+  pass "cdeleg_sbi_path"
+fi
+rmmod $MOD && insmod "$KO"
+if grep -qE 'BUG|WARNING|Oops|lockdep' <<<"$(dmesg | tail -n +$((log_start + 1)))"; then
+  fail "cdeleg_reload_log_clean the kernel log has BUG/WARNING/Oops/lockdep lines after the reloads"
+else
+  pass "cdeleg_reload_log_clean"
+fi
