@@ -352,20 +352,28 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
     }
 
     /// Configures delegated counter `idx` for `selector` with the filter hints of `flags`, as
-    /// `counter_config_matching` does: stopped, with `OF` set (no interrupt until it starts), its
-    /// value cleared with CLEAR_VALUE, started with AUTO_START.
+    /// `counter_config_matching` does: stopped, with `OF` set (no interrupt until it starts), started
+    /// with AUTO_START.
+    ///
+    /// The value is cleared whatever CLEAR_VALUE says (the function leaves it unspecified without
+    /// the flag): a counter keeps whatever value it last had, up to the top of its range, and the
+    /// core continues a counting event from a value it finds above its floor, which would then wrap
+    /// at once. A counter still configured for another event is reset first: an implementation
+    /// may keep its own record of which counter counts an event until the selector is cleared
+    /// (QEMU's does).
     fn configure(&mut self, idx: usize, selector: u64, flags: CfgFlags) {
         let hb = self.deleg.hw_bits(bit(idx));
         self.hart.scountinhibit_set(hb);
         let event = selector | mhpmevent_inhibit(flags);
         self.select(idx);
+        if self.deleg.event.get(idx).is_some_and(|e| *e != 0) {
+            self.hart.sireg2_write(0);
+        }
         self.hart.sireg2_write(event | MHPMEVENT_OF);
         if let Some(slot) = self.deleg.event.get_mut(idx) {
             *slot = event;
         }
-        if flags.contains(CfgFlags::CLEAR_VALUE) {
-            self.hart.sireg_write(0);
-        }
+        self.hart.sireg_write(0);
         if flags.contains(CfgFlags::AUTO_START) {
             self.hart.sireg2_write(event);
             self.hart.scountinhibit_clear(hb);
@@ -514,9 +522,10 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
             if flags.contains(StopFlags::RESET) {
                 for idx in counters_in(mine) {
                     self.select(idx);
-                    // No event, interrupt masked: what the SBI implementation leaves on a reset
-                    // counter.
-                    self.hart.sireg2_write(MHPMEVENT_OF);
+                    // No event, and nothing else: an implementation may take only an all-zero
+                    // mhpmevent as the end of the counter's event (QEMU 10.0 does), and a counter
+                    // without an event cannot overflow.
+                    self.hart.sireg2_write(0);
                     if let Some(slot) = self.deleg.event.get_mut(idx) {
                         *slot = 0;
                     }
