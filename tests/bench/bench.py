@@ -6,7 +6,8 @@ usage: tests/bench/bench.py [--quick] [--firmware LIST] [--out DIR] [--report FI
 
 Builds (or reuses) the bench kernel (the test kernel without its debug options), the Rust module against it and
 the guest root filesystem, then boots the bench kernel once per driver and firmware (OpenSBI 1.5, QEMU's own,
-OpenSBI 1.9, Debian's, and KVM's SBI PMU in a nested guest, whose L1 guest runs on OpenSBI 1.5) in QEMU's
+OpenSBI 1.9, Debian's, OpenSBI 1.5 on a hart with counter delegation, where the Rust driver programs the hardware
+counters itself, and KVM's SBI PMU in a nested guest, whose L1 guest runs on OpenSBI 1.5) in QEMU's
 deterministic mode (-smp 1 -icount shift=0,sleep=off, where a guest nanosecond is a guest instruction; nested,
 an L2 nanosecond is an L1 instruction), two boots at once, and runs the benchmark programs of tests/bench/progs
 through tests/bench/guest/run-bench in each. The nested guest gets no overflow interrupts (the outer QEMU does not
@@ -42,11 +43,17 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 DRIVERS = ("c", "rust")
 # The firmware of the boots (scripts/qemu-run --bios, or kvm): the first is the reference of the chart and of the
 # unprefixed figures.
-FIRMWARE = ("opensbi-1.5", "opensbi-1.9", "kvm")
+FIRMWARE = ("opensbi-1.5", "opensbi-1.9", "cdeleg", "kvm")
 # kvm: KVM's SBI PMU (snapshot memory) in a nested guest, scripts/qemu-run --nested: the drivers run in an L2 guest
 # with one vCPU under KVM in an L1 guest (OpenSBI 1.5, the hypervisor extension, one hart at -icount), so an L2
 # nanosecond is an L1 instruction, KVM's included.
 NESTED = "kvm"
+# cdeleg: QEMU's OpenSBI 1.5 on a hart with counter delegation (Smcdeleg/Ssccfg, Smcsrind/Sscsrind), which that
+# firmware enables for S-mode: the Rust driver's column is its delegation path (hardware counters programmed with
+# CSRs), the C driver's the SBI path it always takes. The Rust driver's SBI path on the same firmware is the
+# opensbi-1.5 table's.
+CDELEG = "cdeleg"
+CDELEG_CPU = "rv64,sscofpmf=true,smcdeleg=true,ssccfg=true,smcsrind=true,sscsrind=true"
 # The nine functions of the SBI PMU extension, as the Rust driver's statistics name them; the file's other
 # columns (flushes, reused, errors) count the driver's own work, not SBI calls.
 SBI_FUNCTIONS = ("num_counters", "counter_get_info", "counter_config_matching", "counter_start", "counter_stop",
@@ -110,7 +117,12 @@ def boot(firmware, driver, args, raw):
     """Boot the bench kernel on FIRMWARE with DRIVER, run the benchmarks, and return the guest's output lines."""
     tag = f"{firmware}-{driver}"
     guest_log = os.path.join(raw, f"guest-{tag}.log")
-    where = ["--nested", "--smp", "1", "--no-l1-selftest"] if firmware == NESTED else ["--bios", firmware]
+    if firmware == NESTED:
+        where = ["--nested", "--smp", "1", "--no-l1-selftest"]
+    elif firmware == CDELEG:
+        where = ["--bios", "opensbi-1.5", "--cpu", CDELEG_CPU]
+    else:
+        where = ["--bios", firmware]
     cmd = [os.path.join(TOP, "scripts/qemu-run"), "--kernel-variant", "bench"] + where + ["--driver",
            driver, "--icount", "--timeout", str(args.timeout), "--console-log",
            os.path.join(raw, f"console-{tag}.log"), "--add", sbi_cost_ko(), "--",
@@ -435,6 +447,7 @@ REPORT = os.path.join(TOP, "Documentation", "driver-api", "perf", "riscv_pmu_sbi
 REPORT_CHART = "../../images/bench-ctxsw.png"
 FIRMWARE_TITLES = {"opensbi-1.5": "OpenSBI 1.5 (QEMU's own, SBI v2.0)",
                    "opensbi-1.9": "OpenSBI 1.9 (Debian's, SBI v3.0)",
+                   CDELEG: "Counter delegation (Smcdeleg/Ssccfg) on OpenSBI 1.5: Rust programs the counters, C calls SBI",
                    NESTED: "KVM's SBI PMU in a nested guest (L1 on OpenSBI 1.5)"}
 
 
@@ -546,8 +559,8 @@ def main():
     p.add_argument("--quick", action="store_true",
                    help="a tenth of the iterations and one run each: to try the pipeline, not for figures")
     p.add_argument("--firmware", default=",".join(FIRMWARE),
-                   help=f"comma-separated scripts/qemu-run --bios names, or {NESTED} for KVM's SBI PMU in a nested "
-                        f"guest (default: {','.join(FIRMWARE)})")
+                   help=f"comma-separated scripts/qemu-run --bios names, {CDELEG} for OpenSBI 1.5 on a hart with counter "
+                        f"delegation, or {NESTED} for KVM's SBI PMU in a nested guest (default: {','.join(FIRMWARE)})")
     p.add_argument("--out", default=os.path.join(cache_dir(), "bench"), help="results directory")
     p.add_argument("--report", default=REPORT,
                    help="the generated reST document of the tables (default: "
