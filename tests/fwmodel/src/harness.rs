@@ -352,6 +352,18 @@ impl<D: CpuDriver> System<D> {
         Ok(())
     }
 
+    /// Gives every delegating CPU these event selectors, as probe does with the device tree's
+    /// `riscv,event-to-mhpmevent` map ([`Selectors::from_maps`]), its delegated counters found
+    /// again.
+    pub fn set_selectors(&mut self, selectors: Selectors) {
+        for c in &mut self.cpus {
+            if c.model.config().cdeleg.is_some() {
+                let hw = probe_delegated(&mut c.model);
+                c.deleg = Delegation::new(&self.info, hw, selectors);
+            }
+        }
+    }
+
     /// `perf_event_open()` up to event_init: maps the attribute and prepares the event's state.
     /// `sample_period` is 0 for a counting event.
     pub fn open(&mut self, attr: EventAttr, sample_period: u64) -> Result<usize, MapError> {
