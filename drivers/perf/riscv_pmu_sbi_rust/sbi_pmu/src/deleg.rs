@@ -232,11 +232,17 @@ pub struct DelegStats {
 ///
 /// `delegated` is within the usable hardware counters whose hardware counter is delegated and is
 /// not one of [`FIXED_HW_COUNTERS`]; `hw[i]` is the hardware counter of each logical counter `i` of
-/// `delegated` (below 32); `event[i]` is 0 or the `mhpmevent` value (selector and inhibit bits,
-/// without `OF`) last written for counter `i`, and 0 for counters outside `delegated`.
+/// `delegated` (below 32), and `identity` says whether `hw[i] == i` for all of them; `event[i]` is 0
+/// or the `mhpmevent` value (selector and inhibit bits, without `OF`) last written for counter `i`,
+/// and 0 for counters outside `delegated`; `configured` has the counters whose `event` is not 0;
+/// `started` (within `configured`) the counters whose `scountinhibit` bit the backend cleared and
+/// has not set since (only the backend writes the bits of delegated counters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delegation {
     delegated: u64,
+    identity: bool,
+    configured: u64,
+    started: u64,
     hw: [u8; RISCV_MAX_COUNTERS],
     event: [u64; RISCV_MAX_COUNTERS],
     selectors: Selectors,
@@ -248,6 +254,9 @@ impl Delegation {
     pub const fn sbi_only() -> Self {
         Self {
             delegated: 0,
+            identity: true,
+            configured: 0,
+            started: 0,
             hw: [0; RISCV_MAX_COUNTERS],
             event: [0; RISCV_MAX_COUNTERS],
             selectors: Selectors::none(),
@@ -270,6 +279,7 @@ impl Delegation {
             if delegated_hw & hb != 0 && FIXED_HW_COUNTERS & hb == 0 {
                 this.delegated |= 1 << i;
                 this.hw[i] = h;
+                this.identity &= usize::from(h) == i;
             }
         }
         this
@@ -291,7 +301,12 @@ impl Delegation {
     }
 
     /// The hardware counters (bit `n` = counter `n`) of the logical counters in `mask`.
+    #[inline]
     fn hw_bits(&self, mask: u64) -> u64 {
+        // The SBI implementations seen so far number logical counters as hardware counters.
+        if self.identity {
+            return mask & self.delegated;
+        }
         counters_in(mask & self.delegated)
             .filter_map(|i| self.hw.get(i))
             .fold(0, |bits, h| bits | 1 << h)
@@ -366,17 +381,20 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         self.hart.scountinhibit_set(hb);
         let event = selector | mhpmevent_inhibit(flags);
         self.select(idx);
-        if self.deleg.event.get(idx).is_some_and(|e| *e != 0) {
+        if self.deleg.configured & bit(idx) != 0 {
             self.hart.sireg2_write(0);
         }
         self.hart.sireg2_write(event | MHPMEVENT_OF);
         if let Some(slot) = self.deleg.event.get_mut(idx) {
             *slot = event;
         }
+        self.deleg.configured |= bit(idx);
+        self.deleg.started &= !bit(idx);
         self.hart.sireg_write(0);
         if flags.contains(CfgFlags::AUTO_START) {
             self.hart.sireg2_write(event);
             self.hart.scountinhibit_clear(hb);
+            self.deleg.started |= bit(idx);
         }
     }
 }
@@ -458,16 +476,13 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
                 return Err(SbiError::InvalidParam);
             }
             self.count_csr(Fid::CounterStart);
-            let running = !self.hart.scountinhibit_read();
-            for idx in counters_in(mine) {
+            if mine & self.deleg.started != 0 {
+                result = Err(SbiError::AlreadyStarted);
+            }
+            // Counters without an event are skipped, as the SBI implementation skips them.
+            let to_start = mine & self.deleg.configured & !self.deleg.started;
+            for idx in counters_in(to_start) {
                 let event = self.deleg.event.get(idx).copied().unwrap_or(0);
-                if event == 0 {
-                    continue;
-                }
-                if running & self.deleg.hw_bits(bit(idx)) != 0 {
-                    result = Err(SbiError::AlreadyStarted);
-                    continue;
-                }
                 self.select(idx);
                 if flags.contains(StartFlags::SET_INIT_VALUE) {
                     self.hart.sireg_write(initial_value);
@@ -475,11 +490,8 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
                 // A start clears OF, as the SBI implementation's does: the next wrap interrupts.
                 self.hart.sireg2_write(event);
             }
-            let configured = counters_in(mine)
-                .filter(|&i| self.deleg.event.get(i).is_some_and(|e| *e != 0))
-                .fold(0, |m, i| m | 1 << i);
-            self.hart
-                .scountinhibit_clear(self.deleg.hw_bits(configured));
+            self.hart.scountinhibit_clear(self.deleg.hw_bits(to_start));
+            self.deleg.started |= to_start;
         }
         if rest != 0 {
             // Without snapshot memory (delegation has none) the base changes nothing.
@@ -510,15 +522,13 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
                 return Err(SbiError::NoShmem);
             }
             self.count_csr(Fid::CounterStop);
-            let hb = self.deleg.hw_bits(mine);
-            let inhibited = self.hart.scountinhibit_read();
-            self.hart.scountinhibit_set(hb);
-            let configured = counters_in(mine)
-                .filter(|&i| self.deleg.event.get(i).is_some_and(|e| *e != 0))
-                .fold(0, |m, i| m | 1 << i);
-            if inhibited & self.deleg.hw_bits(configured) != 0 {
+            // Every counter of the set is inhibited, also one started before the backend knew it
+            // (the first reset at CPU start).
+            self.hart.scountinhibit_set(self.deleg.hw_bits(mine));
+            if mine & self.deleg.configured & !self.deleg.started != 0 {
                 result = Err(SbiError::AlreadyStopped);
             }
+            self.deleg.started &= !mine;
             if flags.contains(StopFlags::RESET) {
                 for idx in counters_in(mine) {
                     self.select(idx);
@@ -530,6 +540,7 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
                         *slot = 0;
                     }
                 }
+                self.deleg.configured &= !mine;
             }
         }
         if rest != 0 {
