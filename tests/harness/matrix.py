@@ -58,11 +58,10 @@ ENTRIES = {e.name: e for e in [
           "counter delegation (Smcdeleg/Ssccfg), Sscofpmf, 1 hart, -icount shift=0 (exact)", 2.5, suites=CHECKS,
           only=("check/count_basic", "check/count_events", "check/sampling", "check/leader_sampling",
                 "check/user_access", "check/sbi_calls_per_switch", "check/counter_delegation")),
-    # The same on two harts: each hart finds its delegated counters as it starts (CPU hotplug and module reloads
-    # included).
-    Entry("cdeleg-smp2", ("--cpu", CDELEG_CPU, "--smp", "2"), "counter delegation, Sscofpmf, 2 harts", 1.2,
-          suites=CHECKS, only=("check/counter_delegation", "check/sbi_calls_per_switch", "check/cpu_hotplug",
-                               "check/module_reload")),
+    # The same on two harts: each hart finds its delegated counters as it starts (CPU hotplug included). Not
+    # check/module_reload: a reload after the delegation path ran hangs there (see the driver-api document).
+    Entry("cdeleg-smp2", ("--cpu", CDELEG_CPU, "--smp", "2"), "counter delegation, Sscofpmf, 2 harts", 1,
+          suites=CHECKS, only=("check/counter_delegation", "check/sbi_calls_per_switch", "check/cpu_hotplug")),
     # Firmware without the SBI PMU extension, on TCG: OpenSBI 0.9 (SBI v0.2, before the extension existed), where
     # both drivers fall back to the base counters. The hart lacks the extensions that need M-mode set-up this
     # firmware predates (with Sstc the kernel's first stimecmp write traps in riscv_timer_starting_cpu). Its own
