@@ -10,6 +10,7 @@
 
 pub(crate) mod arch;
 pub(crate) mod bindings;
+pub(crate) mod compat;
 pub(crate) mod cpu_pm;
 pub(crate) mod cpuhp;
 pub(crate) mod csr;

@@ -31,7 +31,7 @@ use pmu_sbi::{
     RV_IRQ_PMU,
 };
 
-module! {
+glue::compat::module! {
     type: RiscvPmuSbiModule,
     name: "riscv_pmu_sbi_rust",
     author: "riscv_pmu_sbi_rust developers",

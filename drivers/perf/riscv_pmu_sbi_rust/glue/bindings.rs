@@ -6,8 +6,13 @@
 //! `glue/bindings_helper.h`, with the kernel's bindgen flags and an allowlist. Like the kernel's
 //! `bindings` crate, the generated code is exempt from the kernel's lints.
 
+// The lints after `clippy::all` are among those 7.x's `CLIPPY=1` adds (6.12's does not enable them).
 #[allow(
     clippy::all,
+    clippy::as_underscore,
+    clippy::cast_lossless,
+    clippy::ptr_as_ptr,
+    clippy::ref_as_ptr,
     clippy::undocumented_unsafe_blocks,
     dead_code,
     missing_docs,

@@ -5,11 +5,11 @@
 //! C header: [`include/linux/cpu_pm.h`](srctree/include/linux/cpu_pm.h)
 
 use super::bindings;
+use super::compat::{self, pin_init_from_closure};
 use super::percpu::LocalInterruptDisabled;
 use kernel::{
     error::to_result,
     ffi::{c_int, c_ulong, c_void},
-    init::pin_init_from_closure,
     prelude::*,
     types::Opaque,
 };
@@ -71,7 +71,7 @@ impl<T: CpuPmNotify> Registration<T> {
 
     fn register() -> impl PinInit<Opaque<bindings::notifier_block>, Error> {
         let init = move |slot: *mut Opaque<bindings::notifier_block>| {
-            let nb = Opaque::raw_get(slot);
+            let nb = compat::opaque_ptr(slot);
             let value = bindings::notifier_block {
                 notifier_call: Some(Self::notifier_callback),
                 ..Default::default()
@@ -99,7 +99,7 @@ impl<T: CpuPmNotify> Registration<T> {
         let nb = nb.cast::<Opaque<bindings::notifier_block>>();
         // SAFETY: Guaranteed by the caller: `nb` is the `nb` field of a registration, which outlives
         // its notifications (see `PinnedDrop`).
-        let registration = unsafe { &*kernel::container_of!(nb, Self, nb) };
+        let registration = unsafe { &*compat::container_of_mut!(nb, Self, nb) };
         // SAFETY: `cpu_pm_enter()` and `cpu_pm_exit()` must be called with interrupts disabled
         // (cpu_pm.h), and run the notifiers on the calling CPU.
         let irq = unsafe { LocalInterruptDisabled::assume_disabled() };

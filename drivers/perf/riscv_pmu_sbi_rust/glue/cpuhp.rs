@@ -11,12 +11,12 @@
 //! have one owner only.
 
 use super::bindings;
+use super::compat::{self, pin_init_from_closure};
 use super::percpu::LocalInterruptDisabled;
 use core::{marker::PhantomData, ptr::addr_of};
 use kernel::{
     error::{from_result, to_result},
     ffi::{c_int, c_uint},
-    init::pin_init_from_closure,
     prelude::*,
     types::Opaque,
 };
@@ -159,7 +159,7 @@ impl<T: CpuStarting> Registration<T> {
 
     fn add_instance() -> impl PinInit<Opaque<bindings::hlist_node>, Error> {
         let init = move |slot: *mut Opaque<bindings::hlist_node>| {
-            let node = Opaque::raw_get(slot);
+            let node = compat::opaque_ptr(slot);
             // SAFETY: `node` is the `node` field of a `Registration<T>` whose `data` and `state`
             // fields are initialised (pin-init runs the fields in order).
             let state = unsafe { Adapter::<T>::registration_state(node) };
@@ -196,7 +196,7 @@ impl<T: CpuStarting> Adapter<T> {
         let node = node.cast::<Opaque<bindings::hlist_node>>();
         // SAFETY: Guaranteed by the caller, so stepping back to the start of the structure stays
         // in the same object.
-        unsafe { kernel::container_of!(node, Registration<T>, node) }
+        unsafe { compat::container_of_mut!(node, Registration<T>, node) }
     }
 
     /// Returns the hotplug state of the registration a node belongs to.

@@ -9,13 +9,14 @@
 //! for it where its result is first needed.
 
 use super::bindings;
+use super::compat::{self, pin_init_from_closure};
 use core::{
     cell::UnsafeCell,
     mem::MaybeUninit,
     ptr::{addr_of, addr_of_mut},
     sync::atomic::{AtomicBool, Ordering},
 };
-use kernel::{init::pin_init_from_closure, prelude::*, types::Opaque};
+use kernel::{prelude::*, types::Opaque};
 
 /// Work to run once, in process context, on a CPU of the system workqueue's choosing.
 ///
@@ -81,7 +82,7 @@ impl<T: Job> Deferred<T> {
                 addr_of_mut!((*slot).output).write(UnsafeCell::new(MaybeUninit::uninit()));
             }
             // SAFETY: `slot` is valid; the work item is in it.
-            let work = Opaque::raw_get(unsafe { addr_of!((*slot).work) });
+            let work = compat::opaque_ptr(unsafe { addr_of!((*slot).work) });
             // SAFETY: `work` is valid for writes and pinned: the value does not move.
             unsafe { bindings::rpmu_init_work(work, Some(Self::work_fn)) };
             // SAFETY: `work` is initialised, and stays valid until drop cancels or waits for it.
@@ -117,7 +118,7 @@ impl<T: Job> Deferred<T> {
         // CAST: `Opaque<work_struct>` is `repr(transparent)` over `work_struct`.
         let work = work.cast::<Opaque<bindings::work_struct>>();
         // SAFETY: Guaranteed by the caller.
-        let this = unsafe { &*kernel::container_of!(work, Self, work) };
+        let this = unsafe { &*compat::container_of_mut!(work, Self, work) };
         let output = this.job.run();
         // SAFETY: This function runs once (the item is queued once) and nothing reads the output
         // before `done` is set below.

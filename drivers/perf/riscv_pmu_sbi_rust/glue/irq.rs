@@ -11,13 +11,13 @@
 //! interrupted CPU's [`LocalInterruptDisabled`] token.
 
 use super::bindings;
+use super::compat::pin_init_from_closure;
 use super::percpu::{self, LocalInterruptDisabled};
 use core::marker::PhantomPinned;
 use kernel::{
     c_str,
     error::to_result,
     ffi::{c_uint, c_void},
-    init::pin_init_from_closure,
     prelude::*,
     types::Opaque,
 };

@@ -10,6 +10,7 @@
 //! from `of_find_property()` instead and the caller decides what to say about it.
 
 use super::bindings;
+use super::compat;
 use core::ptr::{self, NonNull};
 use kernel::{ffi::c_int, prelude::*};
 
@@ -96,7 +97,7 @@ impl OfNode {
         // The call returns how many values it wrote, at most `n`.
         let read = usize::try_from(read).unwrap_or(0).min(n);
         // SAFETY: The first `read` values were written above, and `read` is within the capacity.
-        unsafe { cells.set_len(read) };
+        unsafe { compat::kvec_set_len(&mut cells, read) };
         Ok(Some(cells))
     }
 }

@@ -11,6 +11,7 @@
 //! [`CheckedPerCpuToken::with`] as the per-CPU series proposed for the kernel crate.
 
 use super::bindings;
+use super::compat;
 use core::{marker::PhantomData, mem, ptr::NonNull};
 use kernel::{
     ffi::{c_int, c_void},
@@ -245,7 +246,7 @@ impl<T: Send> PerCpu<T> {
                 cpu.as_c_int(),
                 Some(Self::trampoline::<F, R>),
                 info.cast::<c_void>(),
-                1,
+                compat::SMP_WAIT,
             )
         };
         if ret != 0 {

@@ -28,6 +28,7 @@
 //! is refused with a warning instead of creating a second `&mut`.
 
 use super::bindings;
+use super::compat::{self, pin_init_from_closure};
 use super::irq::InterruptContext;
 use super::percpu::{self, CpuId, LocalInterruptDisabled, PerCpu};
 use super::sysfs::AttributeGroups;
@@ -42,7 +43,6 @@ use kernel::{
     c_str,
     error::{from_result, to_result},
     ffi::{c_int, c_uint, c_void},
-    init::pin_init_from_closure,
     prelude::*,
     sync::Arc,
     types::Opaque,
@@ -282,7 +282,7 @@ impl PerfEvent {
         // `F: Sync` lets the other CPU use `f`. An offline CPU (an error) runs no event.
         let _ = unsafe {
             let info = info.cast_mut().cast::<c_void>();
-            bindings::smp_call_function_single(cpu, Some(trampoline::<F>), info, 1)
+            bindings::smp_call_function_single(cpu, Some(trampoline::<F>), info, compat::SMP_WAIT)
         };
     }
 
@@ -500,6 +500,10 @@ macro_rules! hw_fields {
 
                 #[doc = concat!("Sets the field [`Hw::", stringify!($get), "`] reads.")]
                 #[inline(always)]
+                #[allow(
+                    clippy::as_underscore,
+                    reason = "the C type of some fields differs between 6.12 and 7.x (`unsigned long`)"
+                )]
                 pub(crate) fn $set(&mut self, value: $ty) {
                     // CAST: As above.
                     // SAFETY: By the type invariant of `EventMut`, which lent `self`, perf core
@@ -633,8 +637,8 @@ impl EventInit<'_> {
         let mut pos = unsafe { (*head).next };
         while !pos.is_null() && pos != head {
             // SAFETY: Every entry of the list is the `sibling_list` member of a sibling event.
-            let sibling = unsafe { kernel::container_of!(pos, bindings::perf_event, sibling_list) }
-                .cast_mut();
+            let sibling =
+                unsafe { compat::container_of_mut!(pos, bindings::perf_event, sibling_list) };
             if member(sibling) {
                 // SAFETY: `sibling` is a valid event of the group, kept by the mutex; the reference
                 // does not outlive `f`.
@@ -1105,7 +1109,7 @@ impl<T: Driver> Registration<T> {
                 event_unmapped: optional!(T::HAS_EVENT_UNMAPPED, event_unmapped_callback),
                 ..Default::default()
             };
-            let container = Opaque::raw_get(slot);
+            let container = compat::opaque_ptr(slot);
             // SAFETY: `slot` is valid for writes and pinned: the registration does not move.
             unsafe { container.write(T::Container::new(pmu)) };
             // CAST: By the contract of `PmuContainer` the `struct pmu` is at offset 0.
@@ -1152,7 +1156,8 @@ impl<T: Driver> Adapter<T> {
         // callbacks (`PmuContainer`), and `Opaque` is transparent.
         let container = pmu.cast::<Opaque<T::Container>>();
         // SAFETY: `container` is the `container` field of a `Registration<T>`.
-        let registration = unsafe { kernel::container_of!(container, Registration<T>, container) };
+        let registration =
+            unsafe { compat::container_of_mut!(container, Registration<T>, container) };
         // SAFETY: The registration outlives its callbacks (see `new`).
         unsafe { &*registration }
     }

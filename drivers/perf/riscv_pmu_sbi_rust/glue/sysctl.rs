@@ -5,6 +5,7 @@
 //! C header: [`include/linux/sysctl.h`](srctree/include/linux/sysctl.h)
 
 use super::bindings;
+use super::compat::{self, pin_init_from_closure};
 use core::{
     marker::PhantomData,
     ptr::{addr_of, addr_of_mut, NonNull},
@@ -13,7 +14,6 @@ use core::{
 use kernel::{
     c_str,
     ffi::{c_int, c_void},
-    init::pin_init_from_closure,
     prelude::*,
     types::Opaque,
 };
@@ -92,8 +92,8 @@ impl<T: IntSysctl> Registration<T> {
             // SAFETY: `slot` is valid for writes; the fields are written before anything reads them.
             let (table, bounds) = unsafe {
                 (
-                    Opaque::raw_get(addr_of!((*slot).table)),
-                    Opaque::raw_get(addr_of!((*slot).bounds)),
+                    compat::opaque_ptr(addr_of!((*slot).table)),
+                    compat::opaque_ptr(addr_of!((*slot).bounds)),
                 )
             };
             // SAFETY: `bounds` is valid for writes.

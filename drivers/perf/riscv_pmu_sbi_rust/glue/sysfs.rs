@@ -21,6 +21,7 @@
 //! Attributes in static memory need no `sysfs_attr_init()`: lockdep accepts their embedded key.
 
 use super::bindings;
+use super::compat;
 use core::{marker::PhantomData, mem, ptr};
 use kernel::{
     c_str,
@@ -41,9 +42,9 @@ const fn device_attr(
     // SAFETY: All-zero is a valid `device_attribute`: null pointers, no callbacks, and a lockdep
     // key that lockdep initialises itself for static objects.
     let mut attr: bindings::device_attribute = unsafe { mem::zeroed() };
-    attr.attr.name = name.as_char_ptr();
+    attr.attr.name = compat::const_char_ptr(name);
     attr.attr.mode = 0o444;
-    attr.show = Some(show);
+    compat::set_attr_show(&mut attr, show);
     Opaque::new(attr)
 }
 
@@ -296,7 +297,7 @@ impl AttributeGroup {
         attrs: &'static Attributes<N, T>,
     ) -> Self {
         let mut group = Self::raw(name, attrs);
-        group.is_visible = Some(Self::event_is_visible::<T>);
+        compat::set_group_is_visible(&mut group, Self::event_is_visible::<T>);
         // INVARIANT: As in `new`.
         Self {
             group: Opaque::new(group),
@@ -309,11 +310,12 @@ impl AttributeGroup {
     ) -> bindings::attribute_group {
         // SAFETY: All-zero is a valid `attribute_group`: null pointers and no callbacks.
         let mut group: bindings::attribute_group = unsafe { mem::zeroed() };
-        group.name = name.as_char_ptr();
+        group.name = compat::const_char_ptr(name);
         // CAST: sysfs never writes through `attrs`; the C type is not `const` only by history.
-        group.attrs = ptr::addr_of!(attrs.list)
+        let list = ptr::addr_of!(attrs.list)
             .cast::<*mut bindings::attribute>()
             .cast_mut();
+        compat::set_group_attrs(&mut group, list);
         group
     }
 

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The kernel interfaces that differ between Linux 6.12 and 7.x, in one place.
+//!
+//! The module builds against both: `Kbuild` passes `--cfg rpmu_kernel_7` when the kernel's
+//! `VERSION` is 7 or later, and every item here has one definition per side with the same
+//! signature, so the rest of the glue and the driver are the same source on both kernels.
+//!
+//! What changed in 7.x, for this module:
+//! - `module!` takes `authors: [..]` instead of `author:` ([`module`]);
+//! - `pin_init_from_closure` lives in the `pin_init` crate ([`pin_init_from_closure`]);
+//! - `Opaque::raw_get` is named `Opaque::cast_into` ([`opaque_ptr`]);
+//! - `container_of!` takes and returns `*mut` pointers ([`container_of_mut`]);
+//! - `CStr` is `core::ffi::CStr`, whose `as_char_ptr()` is not `const` ([`const_char_ptr`]);
+//! - `device_attribute::show` and `attribute_group::{is_visible, attrs}` sit in anonymous
+//!   unions beside their `const` variants ([`set_attr_show`], [`set_group_is_visible`],
+//!   [`set_group_attrs`]);
+//! - `smp_call_function_single()` takes `bool wait` ([`SMP_WAIT`]);
+//! - `KVec::set_len` is gone; `KVec::inc_len` grows the length ([`kvec_set_len`]).
+
+use super::bindings;
+use kernel::{
+    ffi::{c_char, c_int},
+    prelude::*,
+    types::Opaque,
+};
+
+#[cfg(rpmu_kernel_7)]
+pub(crate) use ::pin_init::pin_init_from_closure;
+#[cfg(not(rpmu_kernel_7))]
+pub(crate) use kernel::init::pin_init_from_closure;
+
+/// `module!` with the 6.12 key `author:`, which 7.x spells `authors: [..]`.
+#[cfg(not(rpmu_kernel_7))]
+macro_rules! module {
+    (type: $t:tt, name: $n:tt, author: $a:tt, description: $d:tt, license: $l:tt $(,)?) => {
+        ::kernel::prelude::module! { type: $t, name: $n, author: $a, description: $d, license: $l, }
+    };
+}
+
+/// `module!` with the 6.12 key `author:`, which 7.x spells `authors: [..]`.
+#[cfg(rpmu_kernel_7)]
+macro_rules! module {
+    (type: $t:tt, name: $n:tt, author: $a:tt, description: $d:tt, license: $l:tt $(,)?) => {
+        ::kernel::prelude::module! { type: $t, name: $n, authors: [$a], description: $d, license: $l, }
+    };
+}
+pub(crate) use module;
+
+/// `container_of!` from a `*mut` field pointer to a `*mut` container pointer on both kernels
+/// (6.12's returns `*const`). It must be used in an `unsafe` block, whose safety argument is
+/// `container_of!`'s: the pointer is to the `$field` field of a `$container`.
+#[cfg(not(rpmu_kernel_7))]
+macro_rules! container_of_mut {
+    ($ptr:expr, $container:ty, $field:ident) => {
+        ::kernel::container_of!($ptr, $container, $field).cast_mut()
+    };
+}
+
+/// `container_of!` from a `*mut` field pointer to a `*mut` container pointer on both kernels
+/// (6.12's returns `*const`). It must be used in an `unsafe` block, whose safety argument is
+/// `container_of!`'s: the pointer is to the `$field` field of a `$container`.
+#[cfg(rpmu_kernel_7)]
+macro_rules! container_of_mut {
+    ($ptr:expr, $container:ty, $field:ident) => {
+        ::kernel::container_of!($ptr, $container, $field)
+    };
+}
+pub(crate) use container_of_mut;
+
+/// A raw pointer to the value inside the `Opaque<T>` that `this` points to (`Opaque::raw_get`,
+/// in 7.x `Opaque::cast_into`).
+#[inline(always)]
+pub(crate) const fn opaque_ptr<T>(this: *const Opaque<T>) -> *mut T {
+    #[cfg(not(rpmu_kernel_7))]
+    let ptr = Opaque::raw_get(this);
+    #[cfg(rpmu_kernel_7)]
+    let ptr = Opaque::cast_into(this);
+    ptr
+}
+
+/// The C pointer of a C string, usable in `const` context (statics of sysfs attributes).
+#[inline(always)]
+pub(crate) const fn const_char_ptr(s: &CStr) -> *const c_char {
+    #[cfg(not(rpmu_kernel_7))]
+    let ptr = s.as_char_ptr();
+    #[cfg(rpmu_kernel_7)]
+    let ptr = kernel::str::as_char_ptr_in_const_context(s);
+    ptr
+}
+
+/// The `show` callback of a `struct device_attribute`.
+pub(crate) type ShowFn = unsafe extern "C" fn(
+    *mut bindings::device,
+    *mut bindings::device_attribute,
+    *mut c_char,
+) -> isize;
+
+/// The `is_visible` callback of a `struct attribute_group`.
+pub(crate) type IsVisibleFn = unsafe extern "C" fn(
+    *mut bindings::kobject,
+    *mut bindings::attribute,
+    c_int,
+) -> bindings::umode_t;
+
+/// Sets `attr.show` (in 7.x a member of an anonymous union with `show_const`).
+#[inline(always)]
+pub(crate) const fn set_attr_show(attr: &mut bindings::device_attribute, show: ShowFn) {
+    #[cfg(not(rpmu_kernel_7))]
+    {
+        attr.show = Some(show);
+    }
+    #[cfg(rpmu_kernel_7)]
+    {
+        attr.__bindgen_anon_1.show = Some(show);
+    }
+}
+
+/// Sets `group.is_visible` (in 7.x a member of an anonymous union with `is_visible_const`).
+#[inline(always)]
+pub(crate) const fn set_group_is_visible(group: &mut bindings::attribute_group, f: IsVisibleFn) {
+    #[cfg(not(rpmu_kernel_7))]
+    {
+        group.is_visible = Some(f);
+    }
+    #[cfg(rpmu_kernel_7)]
+    {
+        group.__bindgen_anon_1.is_visible = Some(f);
+    }
+}
+
+/// Sets `group.attrs` (in 7.x a member of an anonymous union with `attrs_const`).
+#[inline(always)]
+pub(crate) const fn set_group_attrs(
+    group: &mut bindings::attribute_group,
+    attrs: *mut *mut bindings::attribute,
+) {
+    #[cfg(not(rpmu_kernel_7))]
+    {
+        group.attrs = attrs;
+    }
+    #[cfg(rpmu_kernel_7)]
+    {
+        group.__bindgen_anon_2.attrs = attrs;
+    }
+}
+
+/// The `wait` argument of `smp_call_function_single()` that waits for the function to finish
+/// (`int` in 6.12, `bool` in 7.x).
+#[cfg(not(rpmu_kernel_7))]
+pub(crate) const SMP_WAIT: c_int = 1;
+
+/// The `wait` argument of `smp_call_function_single()` that waits for the function to finish
+/// (`int` in 6.12, `bool` in 7.x).
+#[cfg(rpmu_kernel_7)]
+pub(crate) const SMP_WAIT: bool = true;
+
+/// Sets the length of an empty-so-far or shorter vector to `len`, as `Vec::set_len` does.
+///
+/// # Safety
+///
+/// `len` must be at least `v.len()` and at most `v.capacity()`, and the elements from `v.len()`
+/// up to `len` must be initialised.
+#[inline(always)]
+pub(crate) unsafe fn kvec_set_len<T>(v: &mut KVec<T>, len: usize) {
+    #[cfg(not(rpmu_kernel_7))]
+    // SAFETY: Guaranteed by the caller.
+    unsafe {
+        v.set_len(len)
+    };
+    #[cfg(rpmu_kernel_7)]
+    // SAFETY: Guaranteed by the caller: `len - v.len()` more elements are initialised, within the
+    // capacity.
+    unsafe {
+        v.inc_len(len - v.len())
+    };
+}
