@@ -226,6 +226,10 @@ pub struct PerfEvent {
     /// perf core throttles the event at this many samples: the overflow handler then stops it, as the
     /// driver does when `perf_event_overflow()` says so.
     pub throttle_at: Option<u64>,
+    /// The events perf core 7.x stops itself when it throttles this one, from inside
+    /// `perf_event_overflow()` and before the driver's own stop: the whole group, this event
+    /// included. Empty for perf core 6.12, which leaves the stop to the driver.
+    pub throttle_group: Vec<usize>,
 }
 
 /// One simulated CPU.
@@ -403,6 +407,7 @@ impl<D: CpuDriver> System<D> {
             samples: 0,
             page_updates: 0,
             throttle_at: None,
+            throttle_group: Vec::new(),
         });
         Ok(self.events.len() - 1)
     }
@@ -553,6 +558,17 @@ impl<D: CpuDriver> System<D> {
                 if o.sample {
                     ev.samples += 1;
                     if ev.throttle_at == Some(ev.samples) {
+                        // perf core 7.x stops the group first (`perf_event_throttle_group()`,
+                        // `pmu->stop(event, 0)` on each member that is active), inside the
+                        // handler's window; then the driver's handler stops the event as well.
+                        for m in ev.throttle_group.clone() {
+                            let member = &mut self.events[m];
+                            if member.active {
+                                member.count += c.pmu.stop(&mut c.model, &mut member.hw);
+                                member.active = false;
+                            }
+                        }
+                        let ev = &mut self.events[e];
                         // As the kernel driver's handler: inside its own window.
                         ev.count += c
                             .pmu

@@ -626,7 +626,8 @@ impl CpuHwEvents {
     /// The per-event step of the overflow handler, for the event holding an overflowed counter: updates
     /// the event (the returned delta), and for a sampling event programs the next period and says
     /// whether a sample is due. `None` when the event's counter is not among those
-    /// [`CpuHwEvents::overflow_begin`] returned (or was handled already).
+    /// [`CpuHwEvents::overflow_begin`] returned (or was handled already), or when perf core stopped
+    /// the event since (a throttled group).
     #[inline(always)]
     pub fn overflow_event<F: Firmware>(
         &mut self,
@@ -638,6 +639,12 @@ impl CpuHwEvents {
             .filter(|&idx| self.ovf_pending & bit(idx) != 0)?;
         let b = bit(idx);
         self.ovf_pending &= !b;
+        // perf core 7.x stops a throttled event's whole group from inside the handler: a member
+        // stopped there was brought up to date by that stop and stays stopped until perf core
+        // starts it.
+        if hw.hes().contains(HesState::STOPPED) {
+            return None;
+        }
         let mask = self.info.width_mask(idx);
         hw.set_hes(hw.hes() | HesState::STOPPED);
         let delta = self.event_update(fw, hw);
