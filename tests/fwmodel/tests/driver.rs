@@ -973,7 +973,11 @@ fn group_throttled_inside_overflow_stays_stopped_and_counts() {
 /// samples-per-period check, for a test where perf core drops a sample).
 fn counts_match_truth(sys: &System) {
     for (e, ev) in sys.events.iter().enumerate() {
-        assert_eq!(ev.count, ev.truth, "event {e} counted {} of {}", ev.count, ev.truth);
+        assert_eq!(
+            ev.count, ev.truth,
+            "event {e} counted {} of {}",
+            ev.count, ev.truth
+        );
     }
 }
 
