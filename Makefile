@@ -2,7 +2,8 @@
 # to build (the test kernel, the guest root filesystem) are cached in $(RPMU_CACHE), outside the clone.
 #
 #   make run        boot a RISC-V QEMU machine with the driver loaded and show perf counting and sampling
-#   make test       every test: host tests, module build checks, then the QEMU harness on both drivers
+#   make test       every test: host tests, module build checks, then the QEMU harness on both drivers, on
+#                   Linux 6.12 and on the 7.3 entries (their short version: see tests/harness/matrix.py)
 #   make test-full  make test without its short version: every test on every entry (about 50 minutes warm)
 #   make test-kvm   every guest check in the kvm entry (make test runs a subset there: nested guests are slow)
 #   make bench      both drivers side by side on the bench kernel (the test kernel without its debug options):
@@ -12,7 +13,7 @@
 #                   hotplug cycles under perf, 100 module reloads, sampling storms; never part of make test
 #   make module     build riscv_pmu_sbi_rust.ko against the test kernel
 #   make host-test  the sbi_pmu crate and firmware model tests (cargo), the harness and qemu-run unit tests
-#   make kernel     build the test kernel        make rootfs   build the guest root filesystem
+#   make kernel     build the test kernels (6.12, 7.3)  make rootfs   build the guest root filesystem
 #   make deps       install the dependencies     make clean    remove build products from the clone
 #   make distclean  also remove the cache
 
@@ -39,6 +40,7 @@ deps:
 
 kernel: deps
 	scripts/build-kernel
+	scripts/build-kernel --kernel 7.3
 
 rootfs: kernel
 	scripts/build-rootfs
@@ -56,8 +58,9 @@ test: deps
 	@echo "[test] 1/3 host tests"
 	scripts/host-test
 	@if [ -x scripts/module-build ]; then \
-	  echo "[test] 2/3 module build (warnings, clippy, rustfmt)"; \
+	  echo "[test] 2/3 module build on Linux 6.12 and 7.3 (warnings, clippy, rustfmt)"; \
 	  scripts/module-build --check-all; \
+	  scripts/module-build --kernel 7.3 --check-all; \
 	else echo "[test] 2/3 module build: no module in this tree yet"; fi
 	@echo "[test] 3/3 QEMU harness, drivers: $(HARNESS_DRIVERS)"
 	@$(MAKE) --no-print-directory harness

@@ -16,6 +16,8 @@ DESCRIPTION = "Boot the test kernel in QEMU's RISC-V virt machine and run one co
 MODULE_PATH = "drivers/perf/riscv_pmu_sbi_rust/riscv_pmu_sbi_rust.ko"
 GUEST_MODULE = "/root/riscv_pmu_sbi_rust.ko"
 KERNEL_VARIANTS = ["test", "bench", "stress", "kasan", "intree"]
+# The kernel sources (scripts/build-kernel --kernel).
+KERNELS = ["6.12", "7.3"]
 
 # Debian's u-boot-qemu: U-Boot for QEMU's RISC-V virt machine in S-mode, run by OpenSBI as its payload.
 UBOOT = "/usr/lib/u-boot/qemu-riscv64_smode/u-boot.bin"
@@ -82,6 +84,8 @@ def parse_args(argv):
                "243 module failed to load.")
     p.add_argument("--driver", choices=["c", "rust"], default="rust",
                    help="which `cpu` PMU driver runs (default: rust; c is the built-in baseline)")
+    p.add_argument("--kernel", choices=KERNELS, default="6.12",
+                   help="the kernel source: 6.12 (default) or 7.3 (scripts/build-kernel --kernel)")
     p.add_argument("--kernel-variant", choices=KERNEL_VARIANTS, default="test",
                    help="which kernel boots (default: test, with debug options; bench has none; stress adds "
                         "kmemleak; kasan adds KASAN to that; intree has both drivers built in)")
@@ -264,6 +268,8 @@ def nested_l1_argv(args, bios_file, image, initrd, console, command_out, kit, l2
 def boot_summary(args):
     """qemu-run's progress line for a boot."""
     kernel = "" if args.kernel_variant == "test" else f"{args.kernel_variant} kernel, "
+    if args.kernel != "6.12":
+        kernel = f"Linux {args.kernel} " + (kernel or "test kernel, ")
     if args.dtb:
         kernel = f"U-Boot with {os.path.basename(args.kernel_dtb or args.dtb)}, " + kernel
     where = f"L2 under KVM (L1 cpu {args.l1_cpu}), vCPUs" if args.nested else f"cpu {args.cpu}, smp"

@@ -28,7 +28,22 @@ from matrix import ENTRIES, LEAN_SUITES, entry_suites  # noqa: E402
 BASELINE = os.path.join(TOP, "tests/expectations/baseline-c.tsv")
 
 # Test modules the guest checks load, from /root (scripts/module-build --test-modules builds them).
-TEST_MODULES = [os.path.join(TOP, "tests/kmod/rpmu_pm_check.ko")]
+TEST_MODULE_NAMES = ["rpmu_pm_check.ko"]
+TEST_MODULES = [os.path.join(TOP, "tests/kmod", n) for n in TEST_MODULE_NAMES]
+
+
+def cache_dir():
+    """The build cache (scripts/lib.sh's RPMU_CACHE)."""
+    return os.environ.get("RPMU_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "riscv_pmu_sbi_rust")
+
+
+def test_modules(kernel):
+    """The test modules built against a kernel's test kernel: 6.12's in the clone, another's in the copy
+    scripts/module-build --kernel K --test-modules builds in the cache."""
+    if kernel == "6.12":
+        return TEST_MODULES
+    return [os.path.join(cache_dir(), "module", f"{kernel}-test-kmod", n) for n in TEST_MODULE_NAMES]
 PAPI_CHECK = os.path.join(TOP, "tests/papi/papi-check.sh")
 
 # qemu-run's own exit statuses (a boot that went wrong) and what each means.
@@ -317,9 +332,10 @@ def qemu_run_command(entry, driver, suites, outdir, timeout, module, skips, full
     rdir = os.path.join(outdir, f"{entry}-{driver}")
     cmd = [os.path.join(TOP, "scripts/qemu-run"), "--driver", driver, *opts, "--timeout", str(timeout),
            "--console-log", os.path.join(rdir, "console.log")]
-    if module and parsed.kernel_variant != "intree":
+    # --module names a module for the 6.12 test kernel; the other kernels' boots take qemu-run's own.
+    if module and parsed.kernel_variant != "intree" and parsed.kernel == "6.12":
         cmd += ["--module", module]
-    for ko in TEST_MODULES:
+    for ko in test_modules(parsed.kernel):
         cmd += ["--add", ko]
     if "papi" in suites and papi:
         cmd += ["--add", papi, "--add", PAPI_CHECK]
@@ -403,6 +419,15 @@ def build(args):
     say("building the test modules (scripts/module-build --test-modules)")
     if subprocess.run([os.path.join(TOP, "scripts/module-build"), "--test-modules"]).returncode != 0:
         sys.exit("building the test modules failed")
+    # The other kernels' entries: their kernel, module and test modules, built here once rather than by the first
+    # of their boots (two boots side by side would build the same thing).
+    for kernel in sorted({ENTRIES[e].kernel for e in entries} - {"6.12"}):
+        say(f"Linux {kernel}: the test kernel, the module and the test modules (scripts/module-build --kernel {kernel})")
+        for opts in ([], ["--test-modules"]):
+            if subprocess.run([os.path.join(TOP, "scripts/module-build"), "--kernel", kernel, *opts]).returncode:
+                sys.exit(f"building the module or the test modules for Linux {kernel} failed")
+        if subprocess.run([os.path.join(TOP, "scripts/build-rootfs"), "--kernel", kernel]).returncode:
+            sys.exit(f"building the guest root filesystem (kselftests) for Linux {kernel} failed")
     dtbs = {}
     boards = [e for e in entries if "DTMAP_DTB" in ENTRIES[e].qemu]
     if boards:

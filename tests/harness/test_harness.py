@@ -87,6 +87,17 @@ class QemuRunCommand(unittest.TestCase):
         self.assertNotIn("--module", cmd)
         self.assertIn("--module", command("sscofpmf-smp2", module="M/riscv_pmu_sbi_rust.ko"))
 
+    def test_7_3_entry_boots_7_3_with_its_own_modules(self):
+        cmd = command("7.3-sbi3", module="M/riscv_pmu_sbi_rust.ko")
+        self.assertEqual(cmd[cmd.index("--kernel") + 1], "7.3")
+        # --module is 6.12's: a 7.3 boot takes qemu-run's module for its kernel.
+        self.assertNotIn("--module", cmd)
+        added = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--add"]
+        self.assertEqual(added, harness.test_modules("7.3"))
+        self.assertTrue(all("7.3-test-kmod" in a for a in added), added)
+        self.assertEqual(matrix.ENTRIES["7.3-sbi3"].kernel, "7.3")
+        self.assertEqual(matrix.ENTRIES["sbi3"].kernel, "6.12")
+
     def test_console_log_per_boot(self):
         cmd = command("sbi3", "c")
         self.assertEqual(cmd[cmd.index("--console-log") + 1], os.path.join("OUT", "sbi3-c", "console.log"))
