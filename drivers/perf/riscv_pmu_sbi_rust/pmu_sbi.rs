@@ -24,6 +24,7 @@
 
 use crate::glue::{
     arch::{self, RiscvPmuContainer, TimeCsr},
+    compat,
     cpu_pm::CpuPmNotify,
     cpuhp::{CpuStarting, StartingState},
     debugfs::{SeqFile, Show},
@@ -478,9 +479,11 @@ impl SbiPmu {
         EVENTS_LISTED.store(listed, Ordering::Relaxed);
     }
 
-    /// The sysfs groups: `format/event` covers the raw event bits of the SBI version.
+    /// The sysfs groups: `format/event` covers the raw event bits of the SBI version, as the C
+    /// driver of 6.12 shows them; the C driver of 7.x shows the 56 bits of raw events v2 on every
+    /// firmware (and refuses the bits above the firmware's field at event_init, as this driver does).
     pub(crate) fn attr_groups(&self) -> &'static AttributeGroups<2> {
-        if self.info.version.at_least(SbiVersion::V3_0) {
+        if self.info.version.at_least(SbiVersion::V3_0) || compat::KERNEL_MAJOR >= 7 {
             &RISCV_PMU_ATTR_GROUPS_V2
         } else {
             &RISCV_PMU_ATTR_GROUPS

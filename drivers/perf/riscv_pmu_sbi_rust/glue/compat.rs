@@ -27,6 +27,16 @@ use kernel::{
 
 #[cfg(rpmu_kernel_7)]
 pub(crate) use ::pin_init::pin_init_from_closure;
+/// The kernel's major version as far as this module tells them apart: 6 (6.12) or 7 (7.x).
+/// Kernel policies that follow the kernel's own C code (such as a sysfs format) read it.
+#[cfg(not(rpmu_kernel_7))]
+pub(crate) const KERNEL_MAJOR: u32 = 6;
+
+/// The kernel's major version as far as this module tells them apart: 6 (6.12) or 7 (7.x).
+/// Kernel policies that follow the kernel's own C code (such as a sysfs format) read it.
+#[cfg(rpmu_kernel_7)]
+pub(crate) const KERNEL_MAJOR: u32 = 7;
+
 #[cfg(not(rpmu_kernel_7))]
 pub(crate) use kernel::init::pin_init_from_closure;
 
