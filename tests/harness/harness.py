@@ -432,10 +432,11 @@ def build(args):
     boards = [e for e in entries if "DTMAP_DTB" in ENTRIES[e].qemu]
     if boards:
         dtbs = dtmap_dtbs(boards[0])
-        # The board entries' kernel has the driver built in.
-        say("the kernel with both drivers built in (scripts/in-tree-build)")
-        if subprocess.run([os.path.join(TOP, "scripts/in-tree-build")]).returncode != 0:
-            sys.exit("building the kernel with the driver built in failed")
+        # The board entries' kernel has the driver built in, one per kernel.
+        for kernel in sorted({ENTRIES[e].kernel for e in boards}):
+            say(f"the {kernel} kernel with both drivers built in (scripts/in-tree-build --kernel {kernel})")
+            if subprocess.run([os.path.join(TOP, "scripts/in-tree-build"), "--kernel", kernel]).returncode != 0:
+                sys.exit(f"building the {kernel} kernel with the driver built in failed")
     # PAPI from Debian unstable (scripts/build-papi), fetched and built once; if that fails, the papi suite
     # fails in every boot that has it and the rest runs.
     papi = None

@@ -118,6 +118,11 @@ ENTRIES = {e.name: e for e in [
           "Linux 7.3, Sscofpmf, 1 hart, -icount shift=0 (exact)", 3.4),
     Entry("7.3-sbi3", ("--kernel", "7.3", "--cpu", "rv64,sscofpmf=true", "--icount", "--bios", "opensbi-1.9"),
           "Linux 7.3, OpenSBI 1.9 (SBI v3.0), Sscofpmf, 1 hart, -icount shift=0 (exact)", 2.3),
+    # The board entry on 7.3: both drivers built into the 7.3 kernel (scripts/in-tree-build --kernel 7.3).
+    Entry("7.3-dtmap", ("--kernel", "7.3", "--cpu", "rv64,sscofpmf=true", "--icount", "--kernel-variant", "intree",
+                        "--dtb", "DTMAP_DTB"),
+          "Linux 7.3, U-Boot, board device tree with riscv,pmu event maps, both drivers built in, 1 hart, -icount", 2,
+          suites=CHECKS),
     Entry("7.3-sscofpmf-smp2", ("--kernel", "7.3", "--cpu", "rv64,sscofpmf=true", "--smp", "2"),
           "Linux 7.3, Sscofpmf, 2 harts", 3.5,
           only=("check/storm", "check/sampling", "check/leader_sampling")),
