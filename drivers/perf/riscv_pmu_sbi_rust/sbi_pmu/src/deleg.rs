@@ -143,8 +143,12 @@ pub const QEMU_VIRT: SelectorTable = &[
 /// hardware manual: the `mhpmevent` value of each standard event it counts).
 pub const PLATFORM_TABLES: &[(&str, SelectorTable)] = &[("riscv-virtio", QEMU_VIRT)];
 
-/// The number of rows a [`Selectors`] holds.
-pub const MAX_SELECTORS: usize = 64;
+/// The number of rows a [`Selectors`] holds; a standard event beyond them goes through SBI calls.
+///
+/// Each CPU's state holds its selectors, and that state is built by value on the kernel stack of
+/// the module's init: with 64 rows it grew by about 3 KiB, and on a 16 KiB stack without
+/// `VMAP_STACK` the third load of the module on two harts overflowed it into other memory.
+pub const MAX_SELECTORS: usize = 16;
 
 /// The event selectors of standard events (types #0 and #1) on delegated counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
