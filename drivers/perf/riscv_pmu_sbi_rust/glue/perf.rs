@@ -525,7 +525,7 @@ macro_rules! hw_fields {
 /// # Examples
 ///
 /// ```ignore
-/// perf::impl_hw_fields!(sbi_pmu::counters::HwEvent);
+/// perf::impl_hw_fields!(my_driver::EventState);
 /// ```
 macro_rules! impl_hw_fields {
     ($tr:path) => {
