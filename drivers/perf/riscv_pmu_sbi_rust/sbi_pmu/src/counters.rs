@@ -96,12 +96,6 @@ macro_rules! hw_event {
                 EventIdx::from_raw(self.event_base() as u32)
             }
 
-            /// Records the `event_idx` in the lower half of `event_base`.
-            fn set_event_idx(&mut self, event_idx: EventIdx) {
-                let tag = self.event_base() & !u64::from(u32::MAX);
-                self.set_event_base(tag | u64::from(event_idx.raw()))
-            }
-
             /// The counter the event last left plus one (0: none), on whichever CPU, in the upper
             /// half of `event_base`. A hint only: the core checks it against the CPU's parked
             /// counters before it takes one back.
