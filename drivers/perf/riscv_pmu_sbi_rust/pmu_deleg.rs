@@ -215,24 +215,30 @@ pub(crate) struct CpuFirmware {
 }
 
 impl CpuFirmware {
-    /// The backend of a CPU over `sbi`, with the delegation probe decided on (`setup`); until
-    /// [`CpuFirmware::cpu_starting`] no counter is delegated.
-    pub(crate) fn new(sbi: SbiFirmware, setup: Option<&DelegSetup>) -> Self {
-        Self {
-            hart: DelegHart {
-                sbi,
-                csrs: setup.map(|s| s.csrs),
-            },
-            deleg: Delegation::sbi_only(),
-            selectors: setup.map(|s| s.selectors),
-        }
+    /// A backend without SBI implementation or delegation, until [`CpuFirmware::init`].
+    pub(crate) const EMPTY: Self = Self {
+        hart: DelegHart {
+            sbi: SbiFirmware::NO_SNAPSHOT,
+            csrs: None,
+        },
+        deleg: Delegation::SBI_ONLY,
+        selectors: None,
+    };
+
+    /// Makes this the backend of a CPU over `sbi`, with the delegation probe decided on (`setup`),
+    /// in place; until [`CpuFirmware::cpu_starting`] no counter is delegated.
+    pub(crate) fn init(&mut self, sbi: SbiFirmware, setup: Option<&DelegSetup>) {
+        self.hart.sbi = sbi;
+        self.hart.csrs = setup.map(|s| s.csrs);
+        self.deleg.reinit_sbi_only();
+        self.selectors = setup.map(|s| s.selectors);
     }
 
     /// On the CPU, as it starts: finds which of its hardware counters M-mode delegated.
     pub(crate) fn cpu_starting(&mut self, info: &PmuInfo) {
-        if let (Some(selectors), Some(_)) = (self.selectors, self.hart.csrs) {
+        if let (Some(selectors), Some(_)) = (&self.selectors, self.hart.csrs) {
             let hw = probe_delegated(&mut self.hart);
-            self.deleg = Delegation::new(info, hw, selectors);
+            self.deleg.reinit(info, hw, selectors);
         }
     }
 

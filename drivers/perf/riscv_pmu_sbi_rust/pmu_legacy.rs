@@ -66,7 +66,7 @@ impl LegacyPmu {
         );
         Ok((
             Arc::new(LegacyPmu, GFP_KERNEL)?,
-            Arc::new(CpuStates::new(|_| ())?, GFP_KERNEL)?,
+            Arc::new(CpuStates::new(|_, ()| ())?, GFP_KERNEL)?,
         ))
     }
 }

@@ -32,7 +32,7 @@ use crate::glue::{
     fwmem::{FirmwareMem, SnapshotShmem},
     irq::{Handler, InterruptContext, IrqReturn, PercpuIrq},
     of::OfNode,
-    percpu::{self, LocalInterruptDisabled},
+    percpu::{self, ConstInit, LocalInterruptDisabled},
     perf::{
         self, Capabilities, CpuStates, EventInit, EventMut, EventOpFlags, MappedEvent, PerfEvent,
     },
@@ -317,9 +317,24 @@ pub(crate) fn has_pmu_extension() -> bool {
 }
 
 impl SbiPmu {
+    /// The PMU before [`SbiPmu::probe`].
+    pub(crate) const UNPROBED: Self = Self {
+        info: PmuInfo::EMPTY,
+        std_events: None,
+        sscofpmf: false,
+        overflow_irq: false,
+        dt: None,
+        dt_std_events: None,
+        snapshot: false,
+        deleg: None,
+    };
+
     /// Finds the SBI PMU and its counters (`pmu_sbi_devinit()` and `pmu_sbi_device_probe()`), and
-    /// which standard events they can count (`pmu_sbi_check_std_events()`).
-    pub(crate) fn probe() -> Result<Self> {
+    /// which standard events they can count (`pmu_sbi_check_std_events()`), in place: the counter
+    /// table is about 1 KiB, which a copy on the stack would double. Not inlined: its temporaries
+    /// stay out of the module init's stack frame.
+    #[inline(never)]
+    pub(crate) fn probe(&mut self) -> Result {
         let version = SbiVersion::from_raw(arch::sbi_spec_version());
         if !version.at_least(SbiVersion::V0_3) {
             pr_err!(
@@ -335,10 +350,13 @@ impl SbiPmu {
         }
         pr_info!("SBI PMU extension is available\n");
 
-        let mut info = PmuInfo::probe(&mut SbiFirmware::new(false), version).map_err(|_| {
-            pr_err!("SBI PMU extension doesn't provide any counters\n");
-            ENODEV
-        })?;
+        let pmu = self;
+        let info = &mut pmu.info;
+        info.probe_into(&mut SbiFirmware::new(false), version)
+            .map_err(|_| {
+                pr_err!("SBI PMU extension doesn't provide any counters\n");
+                ENODEV
+            })?;
         // KVM answers a user-mode read of any configured counter, whatever the guest's scounteren
         // says: no counter may stay configured for an event that left its CPU.
         if arch::sbi_get_impl_id() == (0, IMPL_ID_KVM) {
@@ -355,8 +373,8 @@ impl SbiPmu {
             info.num_hw_counters()
         );
 
-        let sscofpmf = arch::has_sscofpmf();
-        if !sscofpmf {
+        pmu.sscofpmf = arch::has_sscofpmf();
+        if !pmu.sscofpmf {
             pr_info!(
                 "Perf sampling/filtering is not supported as sscof extension is not available\n"
             );
@@ -364,22 +382,13 @@ impl SbiPmu {
 
         // Boards whose bootloader hands the kernel the board's device tree carry the event maps
         // (OpenSBI deletes them from the device tree it passes on).
-        let dt = DtMaps::read(&info);
-        let dt_std_events = dt
+        pmu.dt = DtMaps::read(&pmu.info);
+        pmu.dt_std_events = pmu
+            .dt
             .as_ref()
-            .and_then(|dt| info.std_events_from_maps(&dt.maps()));
-        let deleg = pmu_deleg::probe(dt.as_ref().map(|dt| dt.maps()).as_ref());
-
-        Ok(Self {
-            info,
-            std_events: None,
-            sscofpmf,
-            overflow_irq: false,
-            dt,
-            dt_std_events,
-            snapshot: false,
-            deleg,
-        })
+            .and_then(|dt| pmu.info.std_events_from_maps(&dt.maps()));
+        pmu.deleg = pmu_deleg::probe(pmu.dt.as_ref().map(|dt| dt.maps()).as_ref());
+        Ok(())
     }
 
     /// Starts finding which standard events the platform can count, on the system workqueue: it
@@ -490,15 +499,13 @@ impl SbiPmu {
         }
     }
 
-    /// The state every CPU starts with.
-    pub(crate) fn new_cpu_state(&self) -> CpuState {
-        CpuState {
-            core: CpuHwEvents::new(&self.info),
-            fw: CpuFirmware::new(
-                SbiFirmware::new(self.info.version.at_least(SbiVersion::V2_0)),
-                self.deleg.as_ref(),
-            ),
-        }
+    /// Makes `state` the state every CPU starts with, in place.
+    pub(crate) fn init_cpu_state(&self, state: &mut CpuState) {
+        state.core.reinit(&self.info);
+        state.fw.init(
+            SbiFirmware::new(self.info.version.at_least(SbiVersion::V2_0)),
+            self.deleg.as_ref(),
+        );
     }
 }
 
@@ -588,6 +595,9 @@ pub(crate) struct SbiFirmware {
 }
 
 impl SbiFirmware {
+    /// The backend of a CPU without a snapshot page.
+    pub(crate) const NO_SNAPSHOT: Self = Self { page: None };
+
     /// The backend of a CPU, with a snapshot page when `snapshot` asks for one and it can be
     /// allocated (else the CPU runs without).
     fn new(snapshot: bool) -> Self {
@@ -640,6 +650,13 @@ pub(crate) struct CpuState {
     fw: CpuFirmware,
 }
 
+impl ConstInit for CpuState {
+    const INIT: Self = Self {
+        core: CpuHwEvents::EMPTY,
+        fw: CpuFirmware::EMPTY,
+    };
+}
+
 impl CpuState {
     /// The SBI call statistics of this CPU.
     pub(crate) fn stats(&self) -> PmuStats {
@@ -669,19 +686,13 @@ impl CpuState {
 perf::impl_hw_fields!(HwEvent);
 
 /// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
-fn start_event(
-    info: &PmuInfo,
-    core: &mut CpuHwEvents,
-    fw: &mut CpuFirmware,
-    event: &mut EventMut<'_>,
-    reload: bool,
-) {
+fn start_event(state: &mut CpuState, event: &mut EventMut<'_>, reload: bool) {
     let mut hw = event.hw_mut();
-    core.start(fw, &mut hw, reload);
+    state.core.start(&mut state.fw, &mut hw, reload);
     // User space may read the counter of an mmap'd event while it runs. The start itself may wait
     // for pmu_enable; the counter holds its start value until then, which is what the mmap page
     // says it holds.
-    if let Some(bit) = info.user_read_bit(hw.hw_flags(), || hw.idx()) {
+    if let Some(bit) = state.core.info().user_read_bit(hw.hw_flags(), || hw.idx()) {
         arch::scounteren_set(bit);
     }
     event.update_userpage();
@@ -689,18 +700,12 @@ fn start_event(
 
 /// `riscv_pmu_stop()`: user space loses the right to read the counter, which then stops; the
 /// event is brought up to date (always, as in the C driver).
-fn stop_event(
-    info: &PmuInfo,
-    core: &mut CpuHwEvents,
-    fw: &mut CpuFirmware,
-    event: &mut EventMut<'_>,
-    update: bool,
-) {
+fn stop_event(state: &mut CpuState, event: &mut EventMut<'_>, update: bool) {
     let mut hw = event.hw_mut();
     // The counter may stay mapped to this event while another task runs: user space loses the
     // right to read it first.
-    revoke_user_access(info, &hw);
-    let delta = core.stop(fw, &mut hw, update);
+    revoke_user_access(state.core.info(), &hw);
+    let delta = state.core.stop(&mut state.fw, &mut hw, update);
     event.add_count(delta);
 }
 
@@ -828,13 +833,13 @@ impl perf::Driver for SbiPmu {
     /// `riscv_pmu_start()`.
     fn start(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) {
         let reload = flags.contains(EventOpFlags::RELOAD);
-        start_event(&self.info, &mut cpu.core, &mut cpu.fw, event, reload);
+        start_event(cpu, event, reload);
     }
 
     /// `riscv_pmu_stop()`.
     fn stop(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) {
         let update = flags.contains(EventOpFlags::UPDATE);
-        stop_event(&self.info, &mut cpu.core, &mut cpu.fw, event, update);
+        stop_event(cpu, event, update);
     }
 
     /// `riscv_pmu_read()`.
@@ -945,16 +950,14 @@ impl perf::Driver for SbiPmu {
 
 /// The counter overflow interrupt handler (`pmu_sbi_ovf_handler()`).
 pub(crate) struct PmuSbiOverflow {
-    info: PmuInfo,
     cpus: Arc<CpuStates<CpuState>>,
     clock: TimeCsr,
 }
 
 impl PmuSbiOverflow {
-    /// The handler of the counters of `pmu`, whose CPUs' state is `cpus`.
-    pub(crate) fn new(pmu: &SbiPmu, cpus: Arc<CpuStates<CpuState>>) -> Self {
+    /// The handler of the counters of the CPUs' state `cpus`.
+    pub(crate) fn new(cpus: Arc<CpuStates<CpuState>>) -> Self {
         Self {
-            info: pmu.info,
             cpus,
             clock: TimeCsr::new(),
         }
@@ -974,9 +977,8 @@ impl PmuSbiOverflow {
         if result.sample && event.overflow(ctx, result.last_period) {
             // perf core throttles the event: it stays stopped until perf core starts it again
             // (the C driver lets it run on).
-            self.cpus.with_local(ctx, |state| {
-                stop_event(&self.info, &mut state.core, &mut state.fw, event, true)
-            });
+            self.cpus
+                .with_local(ctx, |state| stop_event(state, event, true));
         }
     }
 
@@ -1055,17 +1057,13 @@ fn overflow_step(state: &mut CpuState, event: &mut EventMut<'_>) -> Option<Overf
 /// Stops the events of a CPU while it is in a low-power state (`riscv_pm_pmu_notify()`), with one
 /// SBI call each way.
 pub(crate) struct PmuSbiCpuPm {
-    info: PmuInfo,
     cpus: Arc<CpuStates<CpuState>>,
 }
 
 impl PmuSbiCpuPm {
-    /// The notifier of the counters of `pmu`, whose CPUs' state is `cpus`.
-    pub(crate) fn new(pmu: &SbiPmu, cpus: Arc<CpuStates<CpuState>>) -> Self {
-        Self {
-            info: pmu.info,
-            cpus,
-        }
+    /// The notifier of the counters of the CPUs' state `cpus`.
+    pub(crate) fn new(cpus: Arc<CpuStates<CpuState>>) -> Self {
+        Self { cpus }
     }
 }
 
@@ -1085,7 +1083,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
                 if event.hw_mut().hes().contains(HesState::STOPPED) {
                     continue;
                 }
-                stop_event(&self.info, &mut state.core, &mut state.fw, &mut event, true);
+                stop_event(state, &mut event, true);
                 stopped |= 1 << idx;
             }
             state.core.pmu_enable(&mut state.fw);
@@ -1104,7 +1102,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
             state.core.pmu_disable();
             for idx in counters_in(saved) {
                 if let Some(mut event) = events.get(idx, irq) {
-                    start_event(&self.info, &mut state.core, &mut state.fw, &mut event, true);
+                    start_event(state, &mut event, true);
                 }
             }
             state.core.pmu_enable(&mut state.fw);

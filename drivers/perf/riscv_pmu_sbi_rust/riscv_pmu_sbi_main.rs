@@ -24,7 +24,10 @@ mod pmu_legacy;
 mod pmu_sbi;
 
 use glue::{arch, cpu_pm, cpuhp, debugfs, irq, perf, sysctl};
-use kernel::{c_str, sync::Arc};
+use kernel::{
+    c_str,
+    sync::{Arc, UniqueArc},
+};
 use pmu_legacy::{LegacyPmu, NO_ATTR_GROUPS};
 use pmu_sbi::{
     PerfUserAccess, PmuSbiCpuPm, PmuSbiOverflow, PmuSbiStartingCpu, SbiCallStats, SbiPmu,
@@ -100,16 +103,21 @@ impl kernel::Module for RiscvPmuSbiModule {
 
 impl SbiPmuModule {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let mut pmu = SbiPmu::probe()?;
+        // Probed in place, on the heap: the PMU's counter table is about 1 KiB.
+        let mut pmu = UniqueArc::new(SbiPmu::UNPROBED, GFP_KERNEL)?;
+        pmu.probe()?;
 
         // Each CPU's state: one struct, borrowed for a scope by whichever code runs on that CPU
         // (perf's callbacks, the overflow interrupt, the CPU PM and hotplug callbacks).
-        let cpus = Arc::new(perf::CpuStates::new(|_| pmu.new_cpu_state())?, GFP_KERNEL)?;
+        let cpus = Arc::new(
+            perf::CpuStates::new(|_, state| pmu.init_cpu_state(state))?,
+            GFP_KERNEL,
+        )?;
 
         // With Sscofpmf, counters interrupt on overflow (`pmu_sbi_setup_irqs()`); without the
         // interrupt the PMU neither samples nor filters by mode, as in the C driver.
         let overflow_irq = if pmu.has_sscofpmf() {
-            let handler = PmuSbiOverflow::new(&pmu, cpus.clone());
+            let handler = PmuSbiOverflow::new(cpus.clone());
             irq::IrqMapping::new(arch::intc_fwnode(), RV_IRQ_PMU)
                 .and_then(|mapping| {
                     KBox::pin_init(
@@ -137,12 +145,11 @@ impl SbiPmuModule {
         pmu.set_snapshot(&cpus);
 
         // perf publishes the width of a counter user space reads directly.
-        let info = *pmu.info();
-        arch::set_counter_widths(|idx| info.ctr_width(idx));
+        arch::set_counter_widths(|idx| pmu.info().ctr_width(idx));
         let capabilities = pmu.capabilities();
         pmu.publish_events();
         let attr_groups = pmu.attr_groups();
-        let pmu = Arc::new(pmu, GFP_KERNEL)?;
+        let pmu: Arc<SbiPmu> = pmu.into();
 
         let stats = debugfs::Registration::new(
             c_str!("riscv_pmu_sbi_rust"),
@@ -156,7 +163,7 @@ impl SbiPmuModule {
 
         // Events stop while their CPU is in a low-power state (a no-op without CONFIG_CPU_PM).
         let cpu_pm = KBox::pin_init(
-            cpu_pm::Registration::new(PmuSbiCpuPm::new(&pmu, cpus.clone())),
+            cpu_pm::Registration::new(PmuSbiCpuPm::new(cpus.clone())),
             GFP_KERNEL,
         )?;
 

@@ -107,7 +107,28 @@ pub(crate) fn for_each_possible_cpu(mut f: impl FnMut(CpuId)) {
     }
 }
 
-/// One `T` per possible CPU, each initialised by the constructor's closure.
+/// A type whose starting value is a constant, from which [`PerCpu::new`] builds each CPU's copy
+/// in place: the constant is written straight into the copy's memory and completed there, so that
+/// no `T` is built on the stack and moved. A kernel stack is 16 KiB, and without `VMAP_STACK` no
+/// guard page stops a module's init that runs past it.
+///
+/// # Examples
+///
+/// ```ignore
+/// impl ConstInit for CpuState {
+///     const INIT: Self = CpuState { used: 0, slots: [0; 64] };
+/// }
+/// ```
+pub(crate) trait ConstInit: Sized {
+    /// The starting value.
+    const INIT: Self;
+}
+
+impl ConstInit for () {
+    const INIT: Self = ();
+}
+
+/// One `T` per possible CPU, each built in place by the constructor.
 ///
 /// # Invariants
 ///
@@ -117,7 +138,7 @@ pub(crate) fn for_each_possible_cpu(mut f: impl FnMut(CpuId)) {
 /// # Examples
 ///
 /// ```ignore
-/// let hits = PerCpu::new(|_cpu| Cell::new(0u64))?;
+/// let hits = PerCpu::new(|_cpu, hits: &mut Cell<u64>| hits.set(0))?;
 /// // In an interrupt handler, with its token:
 /// hits.get(irq).with(|hits| hits.set(hits.get() + 1));
 /// ```
@@ -134,9 +155,10 @@ unsafe impl<T: Send> Send for PerCpu<T> {}
 // interrupts disabled (see `get`), so two CPUs never reach the same copy.
 unsafe impl<T: Send> Sync for PerCpu<T> {}
 
-impl<T> PerCpu<T> {
-    /// Allocates a `T` for every possible CPU, each the value `init` returns for that CPU.
-    pub(crate) fn new(init: impl Fn(CpuId) -> T) -> Result<Self> {
+impl<T: ConstInit> PerCpu<T> {
+    /// Allocates a `T` for every possible CPU: each copy starts as [`ConstInit::INIT`], and `init`
+    /// completes it in place.
+    pub(crate) fn new(init: impl Fn(CpuId, &mut T)) -> Result<Self> {
         // The per-CPU allocator refuses zero-sized allocations.
         let size = mem::size_of::<T>().max(1);
         // SAFETY: FFI call with a valid size and a power-of-two alignment.
@@ -145,9 +167,13 @@ impl<T> PerCpu<T> {
         for_each_possible_cpu(|cpu| {
             // SAFETY: `ptr` is a live per-CPU allocation and `cpu` is a possible CPU.
             let slot = unsafe { bindings::rpmu_per_cpu_ptr(ptr.as_ptr(), cpu.as_u32()) };
-            // SAFETY: Each CPU's copy is large enough and aligned for a `T` and not yet
-            // initialised, so writing without dropping is right.
-            unsafe { slot.cast::<T>().write(init(cpu)) };
+            // CAST: Each CPU's copy is large enough and aligned for a `T`.
+            let slot = slot.cast::<T>();
+            // SAFETY: The copy is not yet initialised, so writing without dropping is right.
+            unsafe { slot.write(T::INIT) };
+            // SAFETY: The copy was written above, and nothing else reaches it before `new`
+            // returns.
+            init(cpu, unsafe { &mut *slot });
         });
         // INVARIANT: Every possible CPU's copy was written above.
         Ok(Self {
@@ -155,7 +181,9 @@ impl<T> PerCpu<T> {
             _p: PhantomData,
         })
     }
+}
 
+impl<T> PerCpu<T> {
     /// The copy of the CPU the caller runs on, for as long as the token lives.
     #[inline(always)]
     pub(crate) fn get<'a>(&'a self, irq: &'a LocalInterruptDisabled) -> CheckedPerCpuToken<'a, T> {

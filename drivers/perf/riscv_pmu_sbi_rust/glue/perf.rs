@@ -30,7 +30,7 @@
 use super::bindings;
 use super::compat::{self, pin_init_from_closure};
 use super::irq::InterruptContext;
-use super::percpu::{self, CpuId, LocalInterruptDisabled, PerCpu};
+use super::percpu::{self, ConstInit, CpuId, LocalInterruptDisabled, PerCpu};
 use super::sysfs::AttributeGroups;
 use core::{
     cell::{Cell, RefCell},
@@ -679,7 +679,7 @@ pub(crate) struct EventTable {
 }
 
 impl EventTable {
-    fn new() -> Self {
+    const fn new() -> Self {
         // INVARIANT: No entry is set.
         Self {
             slots: [const { Cell::new(core::ptr::null_mut()) }; MAX_COUNTERS],
@@ -753,6 +753,13 @@ struct PmuCpu<D> {
     state: RefCell<D>,
 }
 
+impl<D: ConstInit> ConstInit for PmuCpu<D> {
+    const INIT: Self = Self {
+        events: EventTable::new(),
+        state: RefCell::new(D::INIT),
+    };
+}
+
 // SAFETY: The event pointers of the table are only dereferenced on its CPU (see `EventTable::get`),
 // whichever thread runs there; `D` is `Send`.
 unsafe impl<D: Send> Send for PmuCpu<D> {}
@@ -762,21 +769,23 @@ unsafe impl<D: Send> Send for PmuCpu<D> {}
 /// # Examples
 ///
 /// ```ignore
-/// let cpus = CpuStates::new(|_cpu| CpuState { used: 0 })?;
+/// let cpus = CpuStates::new(|_cpu, state: &mut CpuState| state.used = 0)?;
 /// // On a CPU with interrupts disabled:
 /// cpus.with_local(irq, |state| state.used += 1);
 /// ```
 pub(crate) struct CpuStates<D>(PerCpu<PmuCpu<D>>);
 
-impl<D: Send> CpuStates<D> {
-    /// Allocates the state of every possible CPU, `init` giving the driver's part.
-    pub(crate) fn new(init: impl Fn(CpuId) -> D) -> Result<Self> {
-        Ok(Self(PerCpu::new(|cpu| PmuCpu {
-            events: EventTable::new(),
-            state: RefCell::new(init(cpu)),
+impl<D: Send + ConstInit> CpuStates<D> {
+    /// Allocates the state of every possible CPU: the driver's part starts as [`ConstInit::INIT`],
+    /// and `init` completes it in place.
+    pub(crate) fn new(init: impl Fn(CpuId, &mut D)) -> Result<Self> {
+        Ok(Self(PerCpu::new(|cpu, pmu_cpu: &mut PmuCpu<D>| {
+            init(cpu, pmu_cpu.state.get_mut())
         })?))
     }
+}
 
+impl<D: Send> CpuStates<D> {
     /// Runs `f` with this CPU's state, borrowed for the call only.
     ///
     /// A borrow while another is live on this CPU (code that re-enters the PMU while it holds the
@@ -1008,7 +1017,7 @@ pub(crate) fn sample_event_took(ns: u64) {
 /// # Examples
 ///
 /// ```ignore
-/// let cpus = Arc::new(CpuStates::new(|_| ())?, GFP_KERNEL)?;
+/// let cpus = Arc::new(CpuStates::new(|_, _| ())?, GFP_KERNEL)?;
 /// // SAFETY: The registration is kept in the module's state, dropped at the module's exit.
 /// let pmu = KBox::pin_init(
 ///     unsafe { Registration::new(module, Arc::new(Cycles, GFP_KERNEL)?, cpus, caps, &GROUPS) },

@@ -303,27 +303,57 @@ pub struct PmuInfo {
 const NO_HW_COUNTER: u8 = u8::MAX;
 
 impl PmuInfo {
+    /// No counter.
+    pub const EMPTY: Self = Self::empty(SbiVersion::V0_3, 0);
+
     /// `pmu_sbi_find_num_ctrs()` and `pmu_sbi_get_ctrinfo()`: asks firmware for its counters. Counters
     /// whose `counter_get_info` fails are skipped ("the logical counter ids are not expected to be
     /// contiguous"); only a failing `num_counters` is an error.
     pub fn probe<F: Firmware>(fw: &mut F, version: SbiVersion) -> Result<Self, SbiError> {
-        let num = fw.num_counters()?;
-        let mut infos = [None; RISCV_MAX_COUNTERS];
-        for (i, slot) in infos.iter_mut().enumerate().take(num) {
-            *slot = fw.counter_get_info(i).ok();
-        }
-        let mut info = Self::from_counter_infos(version, &infos);
-        info.num_counters = num.min(RISCV_MAX_COUNTERS);
+        let mut info = Self::EMPTY;
+        info.probe_into(fw, version)?;
         Ok(info)
+    }
+
+    /// [`PmuInfo::probe`] into `self`, in place (for a table kept where the stack is short).
+    pub fn probe_into<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        version: SbiVersion,
+    ) -> Result<(), SbiError> {
+        let num = fw.num_counters()?;
+        *self = Self::EMPTY;
+        (self.version, self.num_counters) = (version, num.min(RISCV_MAX_COUNTERS));
+        for i in 0..self.num_counters {
+            if let Ok(raw) = fw.counter_get_info(i) {
+                self.add_counter(i, raw);
+            }
+        }
+        Ok(())
     }
 
     /// Builds the table from raw `counter_info` words, `None` for counters whose query failed. Words
     /// of zero are treated as invalid, as `pmu_sbi_ctr_get_idx()` refuses them; entries past
     /// [`RISCV_MAX_COUNTERS`] are ignored.
     pub fn from_counter_infos(version: SbiVersion, infos: &[Option<usize>]) -> Self {
-        let mut info = Self {
+        let mut info = Self::empty(version, infos.len());
+        for (i, raw) in infos.iter().enumerate().take(RISCV_MAX_COUNTERS) {
+            if let Some(raw) = raw {
+                info.add_counter(i, *raw);
+            }
+        }
+        info
+    }
+
+    /// A table of `num` counters (at most [`RISCV_MAX_COUNTERS`]), none of them usable yet.
+    const fn empty(version: SbiVersion, num: usize) -> Self {
+        Self {
             version,
-            num_counters: infos.len().min(RISCV_MAX_COUNTERS),
+            num_counters: if num < RISCV_MAX_COUNTERS {
+                num
+            } else {
+                RISCV_MAX_COUNTERS
+            },
             cmask: 0,
             hw_mask: 0,
             fw_mask: 0,
@@ -331,24 +361,26 @@ impl PmuInfo {
             logical_of_hw: [0; RISCV_MAX_COUNTERS],
             hw_of_logical: [NO_HW_COUNTER; RISCV_MAX_COUNTERS],
             configured_counters_readable: false,
-        };
-        for (i, raw) in infos.iter().enumerate().take(RISCV_MAX_COUNTERS) {
-            if let Some(raw) = raw.filter(|raw| *raw != 0) {
-                info.ctr_info[i] = raw;
-                info.cmask |= 1 << i;
-                let decoded = CounterInfo::decode(raw);
-                match decoded.kind {
-                    CounterKind::Hardware => info.hw_mask |= 1 << i,
-                    CounterKind::Firmware => info.fw_mask |= 1 << i,
-                }
-                // Hardware counter numbers are below 32.
-                if let Some(h) = decoded.hw_index() {
-                    info.logical_of_hw[usize::from(h)] |= 1 << i;
-                    info.hw_of_logical[i] = h;
-                }
-            }
         }
-        info
+    }
+
+    /// Records counter `i`'s `counter_info` word; a word of zero leaves the counter unusable.
+    fn add_counter(&mut self, i: usize, raw: usize) {
+        if raw == 0 || i >= RISCV_MAX_COUNTERS {
+            return;
+        }
+        self.ctr_info[i] = raw;
+        self.cmask |= 1 << i;
+        let decoded = CounterInfo::decode(raw);
+        match decoded.kind {
+            CounterKind::Hardware => self.hw_mask |= 1 << i,
+            CounterKind::Firmware => self.fw_mask |= 1 << i,
+        }
+        // Hardware counter numbers are below 32.
+        if let Some(h) = decoded.hw_index() {
+            self.logical_of_hw[usize::from(h)] |= 1 << i;
+            self.hw_of_logical[i] = h;
+        }
     }
 
     /// The decoded `counter_info` of a usable counter.

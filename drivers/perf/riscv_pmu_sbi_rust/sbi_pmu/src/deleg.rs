@@ -145,9 +145,9 @@ pub const PLATFORM_TABLES: &[(&str, SelectorTable)] = &[("riscv-virtio", QEMU_VI
 
 /// The number of rows a [`Selectors`] holds; a standard event beyond them goes through SBI calls.
 ///
-/// Each CPU's state holds its selectors, and that state is built by value on the kernel stack of
-/// the module's init: with 64 rows it grew by about 3 KiB, and on a 16 KiB stack without
-/// `VMAP_STACK` the third load of the module on two harts overflowed it into other memory.
+/// Sixteen hold QEMU's table and a board's hardware events. The probe holds a copy of the rows on
+/// the stack of the module's init, whose frames the module build keeps within the kernel's 2 KiB
+/// limit for C (`CONFIG_FRAME_WARN`): 32 rows pass it by too little to be safe.
 pub const MAX_SELECTORS: usize = 16;
 
 /// The event selectors of standard events (types #0 and #1) on delegated counters.
@@ -255,6 +255,9 @@ pub struct Delegation {
 
 impl Delegation {
     /// No delegated counter: every function goes to the SBI implementation.
+    pub const SBI_ONLY: Self = Self::sbi_only();
+
+    /// [`Delegation::SBI_ONLY`].
     pub const fn sbi_only() -> Self {
         Self {
             delegated: 0,
@@ -275,18 +278,29 @@ impl Delegation {
     /// `delegated_hw` (bit `n` = hardware counter `n`, as [`probe_delegated`] finds), less the fixed
     /// counters, with `selectors` for standard events.
     pub fn new(info: &PmuInfo, delegated_hw: u64, selectors: Selectors) -> Self {
-        let mut this = Self::sbi_only();
-        this.selectors = selectors;
+        let mut this = Self::SBI_ONLY;
+        this.reinit(info, delegated_hw, &selectors);
+        this
+    }
+
+    /// Makes this [`Delegation::new`]'s value, in place (a CPU's state is not built on the stack).
+    pub fn reinit(&mut self, info: &PmuInfo, delegated_hw: u64, selectors: &Selectors) {
+        self.reinit_sbi_only();
+        self.selectors = *selectors;
         for i in counters_in(info.hw_mask) {
             let Some(h) = info.csr_index(i) else { continue };
             let hb = 1u64 << h;
             if delegated_hw & hb != 0 && FIXED_HW_COUNTERS & hb == 0 {
-                this.delegated |= 1 << i;
-                this.hw[i] = h;
-                this.identity &= usize::from(h) == i;
+                self.delegated |= 1 << i;
+                self.hw[i] = h;
+                self.identity &= usize::from(h) == i;
             }
         }
-        this
+    }
+
+    /// Makes this [`Delegation::SBI_ONLY`], in place.
+    pub fn reinit_sbi_only(&mut self) {
+        *self = Self::SBI_ONLY;
     }
 
     /// The logical counters programmed with CSRs.

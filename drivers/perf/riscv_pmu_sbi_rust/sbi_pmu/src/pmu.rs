@@ -100,6 +100,19 @@ pub struct PmuStats {
     pub freezes: u64,
 }
 
+impl PmuStats {
+    /// No call, flush or overflow yet.
+    pub const ZERO: Self = Self {
+        calls: [0; Fid::COUNT],
+        flushes: 0,
+        reused: 0,
+        overflows: 0,
+        overflow_calls: 0,
+        errors: 0,
+        freezes: 0,
+    };
+}
+
 /// The event a counter is configured for in firmware, as far as the driver knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct SlotConfig {
@@ -192,8 +205,11 @@ fn set_slot<T>(slots: &mut [T; RISCV_MAX_COUNTERS], idx: usize, value: T) {
 }
 
 impl CpuHwEvents {
+    /// A CPU with no event and no counter.
+    pub const EMPTY: Self = Self::new(&PmuInfo::EMPTY);
+
     /// A CPU with no event, using the counters `info` describes.
-    pub fn new(info: &PmuInfo) -> Self {
+    pub const fn new(info: &PmuInfo) -> Self {
         Self {
             info: *info,
             disable_depth: 0,
@@ -216,8 +232,67 @@ impl CpuHwEvents {
             pm_saved: 0,
             init_val: [0; RISCV_MAX_COUNTERS],
             mapped: [None; RISCV_MAX_COUNTERS],
-            stats: PmuStats::default(),
+            stats: PmuStats::ZERO,
         }
+    }
+
+    /// Makes this the CPU [`CpuHwEvents::new`] gives, in place: the state of a CPU is too large to
+    /// be built on a kernel stack and moved.
+    pub fn reinit(&mut self, info: &PmuInfo) {
+        self.clear();
+        self.info = *info;
+        self.stats = PmuStats::ZERO;
+    }
+
+    /// Forgets every event and every counter's state, in place; the counter table and the
+    /// statistics stay.
+    fn clear(&mut self) {
+        // Every field is named, so that a new one fails to build here until it is cleared too.
+        let Self {
+            info: _,
+            stats: _,
+            disable_depth,
+            snapshot,
+            n_events,
+            used_hw_ctrs,
+            used_fw_ctrs,
+            running,
+            want,
+            reload,
+            reset,
+            parked,
+            coastable,
+            parked_owner,
+            fresh,
+            held,
+            known,
+            ovf_pending,
+            in_overflow,
+            pm_saved,
+            init_val,
+            mapped,
+        } = self;
+        (*disable_depth, *n_events, *snapshot, *in_overflow) = (0, 0, false, false);
+        for mask in [
+            used_hw_ctrs,
+            used_fw_ctrs,
+            running,
+            want,
+            reload,
+            reset,
+            parked,
+            coastable,
+            fresh,
+            known,
+            ovf_pending,
+            pm_saved,
+        ] {
+            *mask = 0;
+        }
+        for slots in [parked_owner, held, init_val] {
+            *slots = [0; RISCV_MAX_COUNTERS];
+        }
+        *mapped = [None; RISCV_MAX_COUNTERS];
     }
 
     /// The counter table this CPU uses.
@@ -276,9 +351,7 @@ impl CpuHwEvents {
         fw: &mut F,
         use_snapshot: bool,
     ) -> Result<(), SbiError> {
-        let stats = self.stats;
-        *self = Self::new(&self.info);
-        self.stats = stats;
+        self.clear();
         // Counters that are not configured or already stopped make the stop fail; it is still done.
         self.reset_now(fw, self.info.cmask);
         if !use_snapshot || !self.info.version.at_least(SbiVersion::V2_0) || !fw.has_snapshot_mem()
