@@ -240,6 +240,9 @@ impl CpuFirmware {
             let hw = probe_delegated(&mut self.hart);
             self.deleg.reinit(info, hw, selectors);
         }
+        if self.deleg.active() {
+            self.hybrid().reset_in_firmware();
+        }
     }
 
     /// `st` with the SBI calls this CPU really made, when counters are delegated (the core counts

@@ -26,7 +26,8 @@
 //! implementation may still count it on a counter it was not asked to give up).
 
 use crate::abi::{
-    CfgFlags, EventIdx, EventType, Fid, SbiError, StartFlags, StopFlags, RISCV_MAX_COUNTERS,
+    CfgFlags, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, StartFlags, StopFlags,
+    RISCV_MAX_COUNTERS,
 };
 use crate::counters::{counters_in, PmuInfo};
 use crate::dt::DtPmuMaps;
@@ -357,6 +358,31 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
     fn count_csr(&mut self, fid: Fid) {
         if let Some(n) = self.deleg.stats.csr_calls.get_mut(fid.id()) {
             *n = n.wrapping_add(1);
+        }
+    }
+
+    /// Has the SBI implementation configure and reset each delegated counter once (a
+    /// `counter_config_matching` for cycles and a `counter_stop` with RESET), which leaves its
+    /// `mhpmevent` at 0; a counter the implementation refuses is left as it is. For a CPU that
+    /// starts with delegation.
+    ///
+    /// Through `sireg2` S-mode writes every bit of `mhpmevent` but MINH, which OpenSBI sets on
+    /// every counter as the hart starts. QEMU 10.0 ends a counter's event only when the whole
+    /// register is written as 0, and counts an event on one counter only: with MINH left set, a
+    /// counter the kernel reset kept its event, which then counted on no other counter (after a
+    /// reload on the SBI path, `instructions` counted 0). Firmware writes the whole register.
+    pub fn reset_in_firmware(&mut self) {
+        for idx in counters_in(self.deleg.delegated) {
+            self.count_sbi(Fid::CounterConfigMatching);
+            let cycles = EventIdx::hw(HwGeneralEvent::CpuCycles);
+            if self
+                .hart
+                .counter_config_matching(idx, 1, CfgFlags::CLEAR_VALUE, cycles, 0)
+                .is_ok()
+            {
+                self.count_sbi(Fid::CounterStop);
+                let _ = self.hart.counter_stop(idx, 1, StopFlags::RESET);
+            }
         }
     }
 
