@@ -25,11 +25,10 @@ use crate::glue::{
 };
 use kernel::{c_str, prelude::*, str::CStr};
 use sbi_pmu::{
-    abi::{CfgFlags, EventIdx, Fid, SbiError, StartFlags, StopFlags},
     counters::PmuInfo,
     deleg::{probe_delegated, CounterCsrs, Delegation, Hybrid, Selectors, PLATFORM_TABLES},
     dt::DtPmuMaps,
-    firmware::{Firmware, SbiEcall, SbiRet},
+    firmware::SbiEcall,
     pmu::PmuStats,
 };
 
@@ -116,46 +115,9 @@ fn c_string<'a>(s: &str, buf: &'a mut [u8; 64]) -> Option<&'a CStr> {
     CStr::from_bytes_with_nul(buf.get(..=bytes.len())?).ok()
 }
 
-/// The hart as [`Hybrid`] needs it: the SBI calls of [`SbiFirmware`] and, with delegation, the
-/// delegated counter CSRs.
-pub(crate) struct DelegHart {
-    sbi: SbiFirmware,
-    csrs: Option<DelegatedCsrs>,
-}
-
-impl SbiEcall for DelegHart {
-    #[inline(always)]
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
-        self.sbi.sbi_ecall(fid, args)
-    }
-
-    #[inline(always)]
-    fn read_csr(&mut self, csr: u16) -> u64 {
-        self.sbi.read_csr(csr)
-    }
-
-    fn has_snapshot_mem(&mut self) -> bool {
-        SbiEcall::has_snapshot_mem(&mut self.sbi)
-    }
-
-    fn snapshot_set_shmem(&mut self, enable: bool) -> SbiRet {
-        SbiEcall::snapshot_set_shmem(&mut self.sbi, enable)
-    }
-
-    #[inline(always)]
-    fn snapshot_word(&mut self, word: usize) -> u64 {
-        self.sbi.snapshot_word(word)
-    }
-
-    #[inline(always)]
-    fn set_snapshot_word(&mut self, word: usize, value: u64) {
-        self.sbi.set_snapshot_word(word, value);
-    }
-}
-
 /// Without delegation ([`Delegation::sbi_only`]) `Hybrid` never touches the CSRs; should it, reads
 /// give 0 and writes do nothing.
-impl CounterCsrs for DelegHart {
+impl CounterCsrs for SbiFirmware {
     #[inline(always)]
     fn siselect_write(&mut self, value: usize) {
         if let Some(c) = self.csrs {
@@ -209,7 +171,7 @@ impl CounterCsrs for DelegHart {
 /// One CPU's counter backend: the SBI calls of the hart, and the delegation state
 /// ([`Delegation`]) that decides which counters are programmed with CSRs instead.
 pub(crate) struct CpuFirmware {
-    hart: DelegHart,
+    hart: SbiFirmware,
     deleg: Delegation,
     selectors: Option<Selectors>,
 }
@@ -217,10 +179,7 @@ pub(crate) struct CpuFirmware {
 impl CpuFirmware {
     /// A backend without SBI implementation or delegation, until [`CpuFirmware::init`].
     pub(crate) const EMPTY: Self = Self {
-        hart: DelegHart {
-            sbi: SbiFirmware::NO_SNAPSHOT,
-            csrs: None,
-        },
+        hart: SbiFirmware::NO_SNAPSHOT,
         deleg: Delegation::SBI_ONLY,
         selectors: None,
     };
@@ -228,7 +187,7 @@ impl CpuFirmware {
     /// Makes this the backend of a CPU over `sbi`, with the delegation probe decided on (`setup`),
     /// in place; until [`CpuFirmware::cpu_starting`] no counter is delegated.
     pub(crate) fn init(&mut self, sbi: SbiFirmware, setup: Option<&DelegSetup>) {
-        self.hart.sbi = sbi;
+        self.hart = sbi;
         self.hart.csrs = setup.map(|s| s.csrs);
         self.deleg.reinit_sbi_only();
         self.selectors = setup.map(|s| s.selectors);
@@ -257,98 +216,13 @@ impl CpuFirmware {
     /// Whether the SBI implementation's snapshot page could be allocated (whether or not it is
     /// used: delegated counters are read from their CSRs).
     pub(crate) fn has_snapshot_page(&mut self) -> bool {
-        SbiEcall::has_snapshot_mem(&mut self.hart.sbi)
+        SbiEcall::has_snapshot_mem(&mut self.hart)
     }
 
+    /// The counter interface the core calls: delegated counters with CSRs, the others with SBI
+    /// calls.
     #[inline(always)]
-    fn hybrid(&mut self) -> Hybrid<'_, DelegHart> {
+    pub(crate) fn hybrid(&mut self) -> Hybrid<'_, SbiFirmware> {
         Hybrid::new(&mut self.hart, &mut self.deleg)
-    }
-}
-
-impl Firmware for CpuFirmware {
-    fn num_counters(&mut self) -> Result<usize, SbiError> {
-        self.hybrid().num_counters()
-    }
-
-    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.hybrid().counter_get_info(counter_idx)
-    }
-
-    fn counter_config_matching(
-        &mut self,
-        base: usize,
-        mask: usize,
-        flags: CfgFlags,
-        event_idx: EventIdx,
-        event_data: u64,
-    ) -> Result<usize, SbiError> {
-        self.hybrid()
-            .counter_config_matching(base, mask, flags, event_idx, event_data)
-    }
-
-    #[inline(always)]
-    fn counter_start(
-        &mut self,
-        base: usize,
-        mask: usize,
-        flags: StartFlags,
-        initial_value: u64,
-    ) -> Result<(), SbiError> {
-        self.hybrid()
-            .counter_start(base, mask, flags, initial_value)
-    }
-
-    #[inline(always)]
-    fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
-        self.hybrid().counter_stop(base, mask, flags)
-    }
-
-    fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.hybrid().counter_fw_read(counter_idx)
-    }
-
-    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.hybrid().counter_fw_read_hi(counter_idx)
-    }
-
-    fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
-        self.hybrid().snapshot_set_shmem(enable)
-    }
-
-    fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
-        self.hybrid().event_get_info(entries)
-    }
-
-    #[inline(always)]
-    fn read_counter_csr(&mut self, csr: u16) -> u64 {
-        self.hart.read_csr(csr)
-    }
-
-    fn has_snapshot_mem(&mut self) -> bool {
-        self.hybrid().has_snapshot_mem()
-    }
-
-    #[inline(always)]
-    fn snapshot_overflow_mask(&mut self) -> u64 {
-        self.hybrid().snapshot_overflow_mask()
-    }
-
-    #[inline(always)]
-    fn snapshot_value(&mut self, idx: usize) -> u64 {
-        self.hybrid().snapshot_value(idx)
-    }
-
-    #[inline(always)]
-    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
-        self.hybrid().set_snapshot_value(idx, value);
-    }
-
-    fn clear_snapshot_overflow_mask(&mut self) {
-        self.hybrid().clear_snapshot_overflow_mask();
-    }
-
-    fn clear_snapshot(&mut self) {
-        self.hybrid().clear_snapshot();
     }
 }

@@ -27,6 +27,7 @@ use crate::glue::{
     compat,
     cpu_pm::CpuPmNotify,
     cpuhp::{CpuStarting, StartingState},
+    csr::DelegatedCsrs,
     debugfs::{SeqFile, Show},
     deferred::{Deferred, Job},
     fwmem::{FirmwareMem, SnapshotShmem},
@@ -584,7 +585,8 @@ impl SbiEcall for CheckFirmware {
     }
 }
 
-/// The SBI PMU extension of the calling hart: the counter backend of [`CpuState`].
+/// The SBI PMU extension of the calling hart, and its delegated counter CSRs when it has them
+/// (`csrs`, [`crate::pmu_deleg`]): the hart under the counter backend of [`CpuState`].
 ///
 /// Each call is one `ecall` (a7 = PMU extension, a6 = function ID); counter reads are `csrr`
 /// instructions. With SBI v2.0 it owns the hart's snapshot page, which firmware writes during
@@ -592,17 +594,22 @@ impl SbiEcall for CheckFirmware {
 /// reaches it one word at a time, between calls.
 pub(crate) struct SbiFirmware {
     page: Option<SnapshotShmem>,
+    pub(crate) csrs: Option<DelegatedCsrs>,
 }
 
 impl SbiFirmware {
-    /// The backend of a CPU without a snapshot page.
-    pub(crate) const NO_SNAPSHOT: Self = Self { page: None };
+    /// The backend of a CPU without a snapshot page or delegated counters.
+    pub(crate) const NO_SNAPSHOT: Self = Self {
+        page: None,
+        csrs: None,
+    };
 
     /// The backend of a CPU, with a snapshot page when `snapshot` asks for one and it can be
     /// allocated (else the CPU runs without).
     fn new(snapshot: bool) -> Self {
         Self {
             page: snapshot.then(|| SnapshotShmem::new().ok()).flatten(),
+            csrs: None,
         }
     }
 }
@@ -688,7 +695,7 @@ perf::impl_hw_fields!(HwEvent);
 /// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
 fn start_event(state: &mut CpuState, event: &mut EventMut<'_>, reload: bool) {
     let mut hw = event.hw_mut();
-    state.core.start(&mut state.fw, &mut hw, reload);
+    state.core.start(&mut state.fw.hybrid(), &mut hw, reload);
     // User space may read the counter of an mmap'd event while it runs. The start itself may wait
     // for pmu_enable; the counter holds its start value until then, which is what the mmap page
     // says it holds.
@@ -705,7 +712,7 @@ fn stop_event(state: &mut CpuState, event: &mut EventMut<'_>, update: bool) {
     // The counter may stay mapped to this event while another task runs: user space loses the
     // right to read it first.
     revoke_user_access(state.core.info(), &hw);
-    let delta = state.core.stop(&mut state.fw, &mut hw, update);
+    let delta = state.core.stop(&mut state.fw.hybrid(), &mut hw, update);
     event.add_count(delta);
 }
 
@@ -806,7 +813,7 @@ impl perf::Driver for SbiPmu {
         let mut hw = event.hw_mut();
         let start = flags.contains(EventOpFlags::START);
         cpu.core
-            .add(&mut cpu.fw, &mut hw, start)
+            .add(&mut cpu.fw.hybrid(), &mut hw, start)
             .map_err(|err| errno(err.errno()))?;
         // Adding with START starts the event, as `start` would.
         let bit = start
@@ -825,7 +832,7 @@ impl perf::Driver for SbiPmu {
         let mut hw = event.hw_mut();
         // Deleting stops the event, as `stop` would: the counter is no longer user-readable.
         revoke_user_access(&self.info, &hw);
-        let delta = cpu.core.del(&mut cpu.fw, &mut hw);
+        let delta = cpu.core.del(&mut cpu.fw.hybrid(), &mut hw);
         event.add_count(delta);
         event.update_userpage();
     }
@@ -844,7 +851,7 @@ impl perf::Driver for SbiPmu {
 
     /// `riscv_pmu_read()`.
     fn read(&self, cpu: &mut CpuState, event: &mut EventMut<'_>) {
-        let delta = cpu.core.read(&mut cpu.fw, &mut event.hw_mut());
+        let delta = cpu.core.read(&mut cpu.fw.hybrid(), &mut event.hw_mut());
         event.add_count(delta);
     }
 
@@ -857,7 +864,7 @@ impl perf::Driver for SbiPmu {
     /// `pmu->pmu_enable`: the recorded stops and starts are made, one call for each kind.
     #[inline]
     fn pmu_enable(&self, cpu: &mut CpuState) {
-        cpu.core.pmu_enable(&mut cpu.fw);
+        cpu.core.pmu_enable(&mut cpu.fw.hybrid());
     }
 
     /// `pmu->start_txn`: nothing to record. `add` claims a counter or fails at once (and
@@ -890,7 +897,7 @@ impl perf::Driver for SbiPmu {
         let owner = event.id();
         percpu::for_each_possible_cpu(|cpu| {
             cpus.with_cpu(cpu, |state| {
-                state.core.release_parked_of(&mut state.fw, owner)
+                state.core.release_parked_of(&mut state.fw.hybrid(), owner)
             });
         });
     }
@@ -990,7 +997,7 @@ impl PmuSbiOverflow {
         // and in the same borrow of the CPU's state the first overflowed counter's event is
         // brought up to date and given its next period (with one sampling event, the only one).
         let Some((overflowed, first)) = self.cpus.with_local_events(irq, |state, events| {
-            let overflowed = state.core.overflow_begin(&mut state.fw);
+            let overflowed = state.core.overflow_begin(&mut state.fw.hybrid());
             let first = counters_in(overflowed).find_map(|idx| {
                 let mut event = events.get(idx, irq)?;
                 let result = overflow_step(state, &mut event)?;
@@ -1006,7 +1013,7 @@ impl PmuSbiOverflow {
         let Some((first_idx, mut event, result)) = first else {
             // No overflowed counter had an event to update.
             self.cpus
-                .with_local(irq, |state| state.core.overflow_end(&mut state.fw));
+                .with_local(irq, |state| state.core.overflow_end(&mut state.fw.hybrid()));
             return overflowed != 0;
         };
         self.report(ctx, &mut event, &result);
@@ -1025,7 +1032,7 @@ impl PmuSbiOverflow {
         // The overflowed counters start again from their next period, the others from their
         // values, in one call (or one per new value without snapshot memory).
         self.cpus
-            .with_local(irq, |state| state.core.overflow_end(&mut state.fw));
+            .with_local(irq, |state| state.core.overflow_end(&mut state.fw.hybrid()));
         true
     }
 }
@@ -1049,7 +1056,7 @@ impl Handler for PmuSbiOverflow {
 fn overflow_step(state: &mut CpuState, event: &mut EventMut<'_>) -> Option<OverflowEvent> {
     let result = state
         .core
-        .overflow_event(&mut state.fw, &mut event.hw_mut())?;
+        .overflow_event(&mut state.fw.hybrid(), &mut event.hw_mut())?;
     event.add_count(result.delta);
     Some(result)
 }
@@ -1086,7 +1093,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
                 stop_event(state, &mut event, true);
                 stopped |= 1 << idx;
             }
-            state.core.pmu_enable(&mut state.fw);
+            state.core.pmu_enable(&mut state.fw.hybrid());
             state.core.set_pm_saved(stopped);
         });
     }
@@ -1105,7 +1112,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
                     start_event(state, &mut event, true);
                 }
             }
-            state.core.pmu_enable(&mut state.fw);
+            state.core.pmu_enable(&mut state.fw.hybrid());
         });
     }
 }
@@ -1152,7 +1159,9 @@ impl CpuStarting for PmuSbiStartingCpu {
         let use_snapshot = !self.no_snapshot.load(Ordering::Relaxed);
         let outcome = self.cpus.with_local(irq, |state| {
             state.fw.cpu_starting(state.core.info());
-            let result = state.core.cpu_starting(&mut state.fw, use_snapshot);
+            let result = state
+                .core
+                .cpu_starting(&mut state.fw.hybrid(), use_snapshot);
             let missing_page = use_snapshot
                 && state.core.info().version.at_least(SbiVersion::V2_0)
                 && !state.fw.has_snapshot_page();
@@ -1192,7 +1201,7 @@ impl CpuStarting for PmuSbiStartingCpu {
         // and under KVM a guest's `scounteren` starts at 0.
         arch::scounteren_write(scounteren_base(UserAccess::NoUserAccess));
         self.cpus.with_local(irq, |state| {
-            let _ = state.core.cpu_dying(&mut state.fw);
+            let _ = state.core.cpu_dying(&mut state.fw.hybrid());
         });
     }
 }
