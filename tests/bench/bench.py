@@ -1,29 +1,34 @@
 #!/usr/bin/python3
-"""Benchmark the C and the Rust SBI PMU drivers side by side on the bench kernel.
+"""Benchmark the C and the Rust SBI PMU drivers side by side on the bench kernels.
 
-usage: tests/bench/bench.py [--quick] [--firmware LIST] [--out DIR] [--report FILE] [--jobs N]
-                            [--timeout SECONDS]
+usage: tests/bench/bench.py [--quick] [--kernel LIST] [--firmware LIST] [--out DIR] [--report FILE]
+                            [--readme FILE] [--jobs N] [--timeout SECONDS]
 
-Builds (or reuses) the bench kernel (the test kernel without its debug options), the Rust module against it and
-the guest root filesystem, then boots the bench kernel once per driver and firmware (OpenSBI 1.5, QEMU's own,
+For each kernel (Linux 6.12 and 7.3, or --kernel LIST), builds (or reuses) its bench kernel (the test kernel
+without its debug options; the 7.3 one is preemptible, as every riscv 7.x kernel), the Rust module against it and
+the guest root filesystem, then boots that bench kernel once per driver and firmware, so that the Rust driver is
+measured against the same kernel's own C driver on the same kernel image. The firmware (OpenSBI 1.5, QEMU's own,
 OpenSBI 1.9, Debian's, OpenSBI 1.5 on a hart with counter delegation, where the Rust driver programs the hardware
 counters itself, and KVM's SBI PMU in a nested guest, whose L1 guest runs on OpenSBI 1.5) in QEMU's
 deterministic mode (-smp 1 -icount shift=0,sleep=off, where a guest nanosecond is a guest instruction; nested,
 an L2 nanosecond is an L1 instruction), two boots at once, and runs the benchmark programs of tests/bench/progs
 through tests/bench/guest/run-bench in each. The nested guest gets no overflow interrupts (the outer QEMU does not
-raise them for KVM's counters), so the sampling figures are left out there. It prints, per firmware, a table of C, Rust, Rust/C, the floor (the
+raise them for KVM's counters), so the sampling figures are left out there. Linux 7.3 boots on the firmware its
+matrix entries of make test cover (OpenSBI 1.5 and 1.9) unless --firmware names others. It prints, per kernel and
+firmware, a table of C, Rust, Rust/C, the floor (the
 same operation on software events, which touches no PMU hardware) and Rust/floor, then the Rust driver's SBI
 calls per operation, and writes to DIR (default $RPMU_CACHE/bench):
   bench.txt          the printed tables
-  bench.csv          the tables, with the SBI calls per operation (ids of firmware other than the first
-                     prefixed with its name)
+  bench.csv          the tables, with the SBI calls per operation (ids of a kernel other than the first
+                     prefixed with "KERNEL:", of firmware other than the first with "FIRMWARE:")
   bench.prev.csv     the previous run's table; the run reports every figure that differs from it
   ctxsw.png          the context-switch cost against the number of events, for C, Rust and the floor (the
-                     first firmware)
-  raw/               the guest output and kernel console log of each boot, and the module build log
-and writes the same tables, with the run's date, commit, kernel, QEMU and firmware, into one reST document,
+                     first firmware), one panel per kernel
+  raw/               the guest output and kernel console log of each boot, and the module build logs
+and writes the same tables, with the run's date, commit, kernels, QEMU and firmware, into one reST document,
 Documentation/driver-api/perf/riscv_pmu_sbi_rust-bench.rst in the clone (or --report FILE), replacing the previous
-run's; the chart it shows is Documentation/images/bench-ctxsw.png, a copy of ctxsw.png committed with it.
+run's; the chart it shows is Documentation/images/bench-ctxsw.png, where the run copies ctxsw.png. The summary
+table between the bench markers of the README (or --readme FILE) is replaced as well.
 The chart needs Debian's python3-matplotlib for the system Python (scripts/setup-deps installs it).
 """
 
@@ -31,6 +36,7 @@ import argparse
 import csv
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,9 +47,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVERS = ("c", "rust")
+# The kernels (scripts/build-kernel --kernel), each with its own bench kernel and C driver: the first is the
+# reference of the unprefixed figures.
+KERNELS = ("6.12", "7.3")
 # The firmware of the boots (scripts/qemu-run --bios, or kvm): the first is the reference of the chart and of the
 # unprefixed figures.
 FIRMWARE = ("opensbi-1.5", "opensbi-1.9", "cdeleg", "kvm")
+# The firmware a kernel boots on when --firmware does not say: Linux 7.3 on that of its make test entries
+# (7.3-sscofpmf-*, 7.3-sbi3); the matrix has no 7.3 entry with counter delegation or KVM to check those paths.
+KERNEL_FIRMWARE = {"7.3": ("opensbi-1.5", "opensbi-1.9")}
 # kvm: KVM's SBI PMU (snapshot memory) in a nested guest, scripts/qemu-run --nested: the drivers run in an L2 guest
 # with one vCPU under KVM in an L1 guest (OpenSBI 1.5, the hypervisor extension, one hart at -icount), so an L2
 # nanosecond is an L1 instruction, KVM's included.
@@ -71,9 +83,23 @@ OPS = (("read-hw", "read-sw", "read() of a hardware counter"),
        ("group-hw", "group-sw", "group read of 4 hardware events"))
 
 
-def sbi_cost_ko():
-    """The test module that times the firmware's SBI calls, built against the bench kernel."""
-    return os.path.join(cache_dir(), "module", "bench-kmod", "rpmu_sbi_cost.ko")
+def sbi_cost_ko(kernel):
+    """The test module that times the firmware's SBI calls, built against KERNEL's bench kernel (where
+    scripts/module-build --test-modules --kernel KERNEL --variant bench puts it)."""
+    copy = "bench" if kernel == KERNELS[0] else f"{kernel}-bench"
+    return os.path.join(cache_dir(), "module", f"{copy}-kmod", "rpmu_sbi_cost.ko")
+
+
+def boot_tag(kernel, firmware, driver):
+    """The name of a boot's files in raw/."""
+    return f"{kernel}-{firmware}-{driver}"
+
+
+def id_prefix(kernel, firmware, kernels, firmware_of):
+    """The prefix of a figure's id in bench.csv: none for the first kernel's first firmware, so that a run of the
+    default set compares with earlier runs of 6.12 alone."""
+    return ((f"{kernel}:" if kernel != kernels[0] else "")
+            + (f"{firmware}:" if firmware != firmware_of[kernel][0] else ""))
 
 
 def say(msg):
@@ -113,9 +139,11 @@ def run_step(what, cmd, log=None):
             out.close()
 
 
-def boot(firmware, driver, args, raw):
-    """Boot the bench kernel on FIRMWARE with DRIVER, run the benchmarks, and return the guest's output lines."""
-    tag = f"{firmware}-{driver}"
+def boot(kernel, firmware, driver, args, raw):
+    """Boot KERNEL's bench kernel on FIRMWARE with DRIVER, run the benchmarks, and return the guest's output
+    lines."""
+    tag = boot_tag(kernel, firmware, driver)
+    name = f"{kernel}, {firmware}, {driver}"
     guest_log = os.path.join(raw, f"guest-{tag}.log")
     if firmware == NESTED:
         where = ["--nested", "--smp", "1", "--no-l1-selftest"]
@@ -123,9 +151,9 @@ def boot(firmware, driver, args, raw):
         where = ["--bios", "opensbi-1.5", "--cpu", CDELEG_CPU]
     else:
         where = ["--bios", firmware]
-    cmd = [os.path.join(TOP, "scripts/qemu-run"), "--kernel-variant", "bench"] + where + ["--driver",
-           driver, "--icount", "--timeout", str(args.timeout), "--console-log",
-           os.path.join(raw, f"console-{tag}.log"), "--add", sbi_cost_ko(), "--",
+    cmd = [os.path.join(TOP, "scripts/qemu-run"), "--kernel", kernel, "--kernel-variant", "bench"] + where + [
+           "--driver", driver, "--icount", "--timeout", str(args.timeout), "--console-log",
+           os.path.join(raw, f"console-{tag}.log"), "--add", sbi_cost_ko(kernel), "--",
            "/opt/rpmu/bench/run-bench"] + (["--quick"] if args.quick else [])
     start = time.monotonic()
     lines, section = [], None
@@ -140,15 +168,16 @@ def boot(firmware, driver, args, raw):
                 kind = fields[1].split("/")[0]
                 if kind != section:
                     section = kind
-                    say(f"{firmware}, {driver}: {section} benchmarks ({time.monotonic() - start:.0f} s)")
+                    say(f"{name}: {section} benchmarks ({time.monotonic() - start:.0f} s)")
         rc = proc.wait()
     errors = [ln for ln in lines if ln.startswith("RPMU-BENCH-ERROR")]
     if rc != 0 or errors or "RPMU-BENCH-DONE" not in lines:
         for ln in errors:
             print(f"  {ln}", file=sys.stderr)
-        die(f"the {driver} driver's boot on {firmware} failed (qemu-run exit {rc}); logs: {guest_log}, "
+        die(f"the {driver} driver's boot of Linux {kernel} on {firmware} failed (qemu-run exit {rc}); logs: "
+            f"{guest_log}, "
             f"{os.path.join(raw, f'qemu-{tag}.log')}, {os.path.join(raw, f'console-{tag}.log')}")
-    say(f"{firmware}, {driver}: done in {time.monotonic() - start:.0f} s")
+    say(f"{name}: done in {time.monotonic() - start:.0f} s")
     return lines
 
 
@@ -410,32 +439,36 @@ def compare(prev_path, rows):
         print(f"  {text}", file=sys.stderr)
 
 
-def chart(plt, rows, path, firmware):
-    ks = [r for r in rows if r["id"] in ("ctxsw-hw1", "ctxsw-hw2", "ctxsw-hw4", "ctxsw-hw8")]
-    x = [r["k"] for r in ks]
-    fig, ax = plt.subplots(figsize=(7, 4.4), dpi=100)
-    ax.plot(x, [r["c"] / 1000 for r in ks], "o-", color="tab:blue", label="C driver, k hardware events")
-    ax.plot(x, [r["rust"] / 1000 for r in ks], "s-", color="tab:orange", label="Rust driver, k hardware events")
-    ax.plot(x, [r["floor"] / 1000 for r in ks], "^--", color="tab:gray", label="floor: k software events")
-    ax.plot(x, [goal(r) / 1000 for r in ks], "v:", color="tab:green",
-            label="floor + the firmware's part of the Rust driver's SBI calls")
-    for rid, k, text, dx in (("ctxsw-fw3", 3, "3 firmware", -20), ("ctxsw-hw5fw3", 8, "5 hw + 3 fw", -62)):
-        r = next(r for r in rows if r["id"] == rid)
-        first = rid == "ctxsw-fw3"
-        ax.plot([k], [r["c"] / 1000], "o", mfc="none", color="tab:blue",
-                label="C driver, firmware mixes" if first else None)
-        ax.plot([k], [r["rust"] / 1000], "s", mfc="none", color="tab:orange",
-                label="Rust driver, firmware mixes" if first else None)
-        ax.annotate(text, (k, max(r["c"], r["rust"]) / 1000), textcoords="offset points", xytext=(dx, 6),
-                    fontsize=8)
-    ax.set_xticks([1, 2, 3, 4, 8])
-    ax.set_xlabel("events on the monitored task (k)")
-    ax.set_ylabel("added guest µs per round trip")
-    ax.set_title("Pipe ping-pong, events on one side: cost above no events\n"
-                 f"(bench kernel, {firmware}, QEMU -icount: 1 guest ns = 1 instruction)", fontsize=9)
-    ax.set_ylim(0, max(max(r["c"], r["rust"]) for r in rows if r["id"].startswith("ctxsw-hw")) / 1000 * 1.12)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+def chart(plt, panels, path):
+    """The context-switch chart: one panel per (kernel, firmware, rows), side by side on one scale."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 4.4), dpi=100, sharey=True, squeeze=False)
+    top = max(max(r["c"], r["rust"]) for _, _, rows in panels for r in rows if r["id"].startswith("ctxsw-hw"))
+    for ax, (kernel, firmware, rows) in zip(axes[0], panels):
+        ks = [r for r in rows if r["id"] in ("ctxsw-hw1", "ctxsw-hw2", "ctxsw-hw4", "ctxsw-hw8")]
+        x = [r["k"] for r in ks]
+        ax.plot(x, [r["c"] / 1000 for r in ks], "o-", color="tab:blue", label="C driver, k hardware events")
+        ax.plot(x, [r["rust"] / 1000 for r in ks], "s-", color="tab:orange", label="Rust driver, k hardware events")
+        ax.plot(x, [r["floor"] / 1000 for r in ks], "^--", color="tab:gray", label="floor: k software events")
+        ax.plot(x, [goal(r) / 1000 for r in ks], "v:", color="tab:green",
+                label="floor + the firmware's part of the Rust driver's SBI calls")
+        for rid, k, text, dx in (("ctxsw-fw3", 3, "3 firmware", -20), ("ctxsw-hw5fw3", 8, "5 hw + 3 fw", -62)):
+            r = next(r for r in rows if r["id"] == rid)
+            first = rid == "ctxsw-fw3"
+            ax.plot([k], [r["c"] / 1000], "o", mfc="none", color="tab:blue",
+                    label="C driver, firmware mixes" if first else None)
+            ax.plot([k], [r["rust"] / 1000], "s", mfc="none", color="tab:orange",
+                    label="Rust driver, firmware mixes" if first else None)
+            ax.annotate(text, (k, max(r["c"], r["rust"]) / 1000), textcoords="offset points", xytext=(dx, 6),
+                        fontsize=8)
+        ax.set_xticks([1, 2, 3, 4, 8])
+        ax.set_xlabel("events on the monitored task (k)")
+        ax.set_title("Pipe ping-pong, events on one side: cost above no events\n"
+                     f"(Linux {kernel} bench kernel, {firmware}, QEMU -icount: 1 guest ns = 1 instruction)",
+                     fontsize=9)
+        ax.set_ylim(0, top / 1000 * 1.12)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8, loc="upper left")
+    axes[0][0].set_ylabel("added guest µs per round trip")
     fig.tight_layout()
     fig.savefig(path, pil_kwargs={"optimize": True})
     plt.close(fig)
@@ -468,53 +501,88 @@ def rst_literal(text):
 
 
 def report_rst(sections, meta):
-    """The generated document. SECTIONS: [(firmware, text of tables())]; META: date, source (which run), kernel,
-    qemu, firmware ({firmware: version found in its boot log}), quick, reps, and optionally note (a paragraph
-    added to the header)."""
+    """The generated document. SECTIONS: [(kernel, firmware, text of tables())]; META: date, source (which run),
+    kernels ({kernel: release and preemption model}), qemu, firmware ({(kernel, firmware): version found in its boot
+    log}), quick, reps, and optionally note (a paragraph added to the header)."""
     out = [".. SPDX-License-Identifier: GPL-2.0", "",
            ".. Generated by make bench (tests/bench/bench.py), which replaces this file on every run: do not edit it.",
            "", rst_title("riscv_pmu_sbi_rust: make bench's tables", "=", over=True),
            rst_para(f"This document is generated by ``make bench`` (``tests/bench/bench.py``), which writes it anew on "
                     f"every run. Its figures come from {meta['source']}. How they are measured is in "
                     f":doc:`../../dev-tools/riscv_pmu_sbi_rust-testing` (\"Benchmarks: make bench\"); what they say "
-                    f"about the driver is in :doc:`riscv_pmu_sbi_rust` (\"Costs measured by make bench\")."), ""]
+                    f"about the driver is in :doc:`riscv_pmu_sbi_rust` (\"Costs measured by make bench\"). On each "
+                    f"kernel the Rust driver is measured against that kernel's own C driver, on the same kernel "
+                    f"image."), ""]
     if meta.get("note"):
         out += [rst_para(meta["note"]), ""]
     if meta.get("quick"):
         out += [".. warning::", "",
                 rst_para("This run was made with ``--quick``: a tenth of the iterations and one run per figure, to "
                          "try the pipeline, not for figures.", "   "), ""]
-    fw = ", ".join(f"``{f}``" + (f" ({meta['firmware'][f]})" if meta.get("firmware", {}).get(f) else "")
-                   for f, _ in sections)
+    kernels = list(dict.fromkeys(k for k, _, _ in sections))
+    versions = meta.get("firmware", {})
+    fw = "; ".join(f"Linux {k}: " + ", ".join(f"``{f}``" + (f" ({versions[(k, f)]})" if versions.get((k, f)) else "")
+                                              for kk, f, _ in sections if kk == k) for k in kernels)
     reps = meta.get("reps", "?")
-    fields = (("Date", meta["date"]), ("Bench kernel", f"Linux {meta.get('kernel') or '?'}"),
+    fields = (("Date", meta["date"]),
+              ("Bench kernels", "; ".join(f"Linux {meta.get('kernels', {}).get(k) or k}" for k in kernels)),
               ("QEMU", meta.get("qemu") or "?"), ("Firmware", fw),
               ("Figures", f"{'one run' if reps == '1' else f'median of {reps} runs'} per figure, in QEMU's "
                           "deterministic mode (``-smp 1 -icount shift=0,sleep=off``: a guest nanosecond is a guest "
                           "instruction; nested, an L2 nanosecond is an L1 instruction)"))
     out += [rst_para(value, f":{name}: ", "   ") for name, value in fields]
+    first = {k: next(f for kk, f, _ in sections if kk == k) for k in kernels}
     out += ["", ".. figure:: " + REPORT_CHART,
             rst_para("Context-switch cost against the number of events for the C driver, the Rust driver, the "
-                     "software-event floor and the floor plus the firmware's calls", "   :alt: ", "      "), "",
-            rst_para(f"The context-switch cost against the number of events on {sections[0][0] if sections else '?'}. "
-                     "``make bench`` draws it as ``ctxsw.png`` in its results directory; the image here is the copy "
-                     "committed as ``Documentation/images/bench-ctxsw.png`` with these tables.", "   "), ""]
-    for firmware, text in sections:
-        out += [rst_title(FIRMWARE_TITLES.get(firmware, firmware), "="), "::", "", rst_literal(text)]
+                     "software-event floor and the floor plus the firmware's calls, one panel per kernel",
+                     "   :alt: ", "      "), "",
+            rst_para("The context-switch cost against the number of events on "
+                     + ", ".join(f"Linux {k} ({first[k]})" for k in kernels) + ". ``make bench`` draws it as "
+                     "``ctxsw.png`` in its results directory and copies it to "
+                     "``Documentation/images/bench-ctxsw.png``, committed with these tables.", "   "), ""]
+    for kernel in kernels:
+        out += [rst_title(f"Linux {kernel}", "=")]
+        for k, firmware, text in sections:
+            if k == kernel:
+                out += [rst_title(FIRMWARE_TITLES.get(firmware, firmware), "-"), "::", "", rst_literal(text)]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def run_meta(args, firmware, results, raw):
-    """What the document's header says about this run: date, commit, kernel, QEMU and firmware versions."""
-    info = results[firmware[0]]["rust"]["info"]
+def kernel_summary(kernel, kdir):
+    """A bench kernel's release and preemption model, from its build tree."""
+    release, model = kernel, "?"
+    try:
+        with open(os.path.join(kdir, "include", "config", "kernel.release")) as f:
+            release = f.read().strip() or kernel
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(kdir, ".config")) as f:
+            config = f.read()
+        for opt, text in (("PREEMPT_LAZY", "preemptible, PREEMPT_LAZY"), ("PREEMPT", "preemptible, PREEMPT"),
+                          ("PREEMPT_VOLUNTARY", "not preemptible, PREEMPT_VOLUNTARY"),
+                          ("PREEMPT_NONE", "not preemptible, PREEMPT_NONE")):
+            if re.search(rf"^CONFIG_{opt}=y$", config, re.M):
+                model = text
+                break
+    except OSError:
+        pass
+    return f"{release} ({model})"
+
+
+def run_meta(args, boots, results, raw, kernels):
+    """What the document's header says about this run: date, commit, kernels, QEMU and firmware versions. BOOTS:
+    the (kernel, firmware) pairs; KERNELS: {kernel: kernel_summary()}."""
+    info = results[boots[0]]["rust"]["info"]
     commit = "an unknown commit"
     try:
         head = subprocess.run(["git", "-C", TOP, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
         if head.returncode == 0:
             commit = f"commit ``{head.stdout.strip()}``"
-            # Changes to the documentation (this file, a previous run's chart) do not change the figures.
+            # Changes to the documentation (this file, a previous run's chart) and to the README's summary do not
+            # change the figures.
             st = subprocess.run(["git", "-C", TOP, "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                 ":(exclude)Documentation"], capture_output=True, text=True)
+                                 ":(exclude)Documentation", ":(exclude)README.md"], capture_output=True, text=True)
             if st.returncode == 0 and st.stdout.strip():
                 commit += " with local changes"
     except OSError:
@@ -526,20 +594,20 @@ def run_meta(args, firmware, results, raw):
     except OSError:
         pass
     versions = {}
-    for fw in firmware:
+    for kernel, fw in boots:
         try:
             # OpenSBI's banner on the console; nested, on the L1 guest's (scripts/qemu-run keeps it in .l1).
-            log = os.path.join(raw, f"console-{fw}-rust.log" + (".l1" if fw == NESTED else ""))
+            log = os.path.join(raw, f"console-{boot_tag(kernel, fw, 'rust')}.log" + (".l1" if fw == NESTED else ""))
             with open(log, errors="replace") as f:
                 m = re.search(r"OpenSBI (v?\d[\w.-]*)", f.read())
             if m:
-                versions[fw] = f"OpenSBI {m.group(1)}" + (" in L1" if fw == NESTED else "")
+                versions[(kernel, fw)] = f"OpenSBI {m.group(1)}" + (" in L1" if fw == NESTED else "")
         except OSError:
             pass
-    if qemu and NESTED in firmware:
+    if qemu and any(fw == NESTED for _, fw in boots):
         qemu += " (the host's; the nested boots' L1 guest runs Debian trixie's riscv64 QEMU)"
     date = time.strftime("%Y-%m-%d", time.gmtime())
-    return {"date": date, "source": f"the run of {date} of {commit}", "kernel": info.get("kernel"), "qemu": qemu,
+    return {"date": date, "source": f"the run of {date} of {commit}", "kernels": kernels, "qemu": qemu,
             "firmware": versions, "quick": args.quick, "reps": info.get("reps", "?")}
 
 
@@ -552,72 +620,153 @@ def write_report(path, sections, meta):
     os.replace(tmp, path)
 
 
+# The README's summary of a run: the lines between these two markers, replaced by every run.
+README = os.path.join(TOP, "README.md")
+README_BEGIN = "<!-- make bench summary: generated by tests/bench/bench.py, which replaces it on every run -->"
+README_END = "<!-- end of make bench summary -->"
+# The figures of the summary, from each kernel's first firmware.
+SUMMARY = ("ctxsw-hw1", "ctxsw-hw8", "ctxsw-fw3", "ctxsw-hw5fw3", "op-toggle-hw", "op-open-hw", "sample-overflow")
+
+
+def readme_summary(rows, kernels, firmware_of, meta):
+    """The README's summary (Markdown): the SUMMARY figures of each kernel's first firmware, C against Rust, and
+    the chart. ROWS: {(kernel, firmware): figures()}."""
+    head = "| figure (guest ns) | " + " | ".join(f"{k}: C | {k}: Rust | {k}: Rust/C" for k in kernels) + " |"
+    out = [head, "|---|" + "---:|" * 3 * len(kernels)]
+    for rid in SUMMARY:
+        cells, label = [], None
+        for k in kernels:
+            r = next((r for r in rows[(k, firmware_of[k][0])] if r["id"] == rid), None)
+            if r is None:
+                cells += ["-", "-", "-"]
+                continue
+            label = label or r["figure"].replace("context switch, ", "context switch (added per round trip), ")
+            rc = ratio(r["rust"], r["c"])
+            cells += [fmt(r["c"], r["unit"]), fmt(r["rust"], r["unit"]), "-" if rc is None else f"{rc:.2f}"]
+        out.append(f"| {label or rid} | " + " | ".join(cells) + " |")
+    reps = meta.get("reps", "?")
+    where = ", ".join(f"Linux {meta['kernels'].get(k, k)} on {firmware_of[k][0]}" for k in kernels)
+    text = (f"From `make bench` of {meta['date']}, {'one run' if reps == '1' else f'the median of {reps} runs'} per "
+            f"figure, in guest nanoseconds (QEMU `-icount`: a guest nanosecond is a guest instruction): {where}. "
+            "Every table, the other firmware and the SBI calls per operation are in "
+            "[the benchmark tables](Documentation/driver-api/perf/riscv_pmu_sbi_rust-bench.rst).")
+    out += ["", textwrap.fill(text, width=116, break_long_words=False, break_on_hyphens=False), "",
+            "![Context-switch cost against the number of hardware events, C and Rust drivers, per kernel]"
+            "(Documentation/images/bench-ctxsw.png)"]
+    return "\n".join(out) + "\n"
+
+
+def write_readme(path, summary):
+    """Replace the summary between the markers of the README at PATH; say so and leave it alone without them."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        say(f"README {path} not read ({e.strerror}): its summary is not updated")
+        return
+    begin, end = text.find(README_BEGIN), text.find(README_END)
+    if begin < 0 or end < begin:
+        say(f"{path} has no make bench summary markers: its summary is not updated")
+        return
+    text = text[:begin + len(README_BEGIN)] + "\n" + summary + text[end:]
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def main():
     p = argparse.ArgumentParser(prog="tests/bench/bench.py", description=__doc__.split("\n\n")[0],
-                                usage="%(prog)s [--quick] [--firmware LIST] [--out DIR] [--report FILE] [--jobs N] "
-                                      "[--timeout SECONDS]")
+                                usage="%(prog)s [--quick] [--kernel LIST] [--firmware LIST] [--out DIR] "
+                                      "[--report FILE] [--readme FILE] [--jobs N] [--timeout SECONDS]")
     p.add_argument("--quick", action="store_true",
                    help="a tenth of the iterations and one run each: to try the pipeline, not for figures")
-    p.add_argument("--firmware", default=",".join(FIRMWARE),
-                   help=f"comma-separated scripts/qemu-run --bios names, {CDELEG} for OpenSBI 1.5 on a hart with counter "
-                        f"delegation, or {NESTED} for KVM's SBI PMU in a nested guest (default: {','.join(FIRMWARE)})")
+    p.add_argument("--kernel", default=",".join(KERNELS),
+                   help=f"comma-separated kernels, {' or '.join(KERNELS)} (default: {','.join(KERNELS)})")
+    p.add_argument("--firmware",
+                   help=f"comma-separated scripts/qemu-run --bios names, {CDELEG} for OpenSBI 1.5 on a hart with "
+                        f"counter delegation, or {NESTED} for KVM's SBI PMU in a nested guest, for every kernel "
+                        f"(default: {','.join(FIRMWARE)}; on Linux 7.3 "
+                        f"{','.join(KERNEL_FIRMWARE['7.3'])})")
     p.add_argument("--out", default=os.path.join(cache_dir(), "bench"), help="results directory")
     p.add_argument("--report", default=REPORT,
                    help="the generated reST document of the tables (default: "
                         "Documentation/driver-api/perf/riscv_pmu_sbi_rust-bench.rst in the clone)")
+    p.add_argument("--readme", default=README,
+                   help="the file whose make bench summary (between its markers) is replaced (default: the clone's "
+                        "README.md)")
     p.add_argument("--jobs", type=int, default=2, help="boots at a time (default: 2, a firmware's two drivers at once)")
     # The nested KVM boot takes about 13 minutes on 2 idle cores, over 30 beside a make test: the limit only
     # catches a hung boot.
     p.add_argument("--timeout", type=float, default=3600, help="wall-clock limit per boot (default: 3600 s)")
     args = p.parse_args()
 
+    kernels = [k for k in args.kernel.split(",") if k]
+    if not kernels or any(k not in KERNELS for k in kernels):
+        die(f"--kernel {args.kernel}: name one or more of {', '.join(KERNELS)}")
+    firmware_of = {}
+    for k in kernels:
+        firmware_of[k] = ([f for f in args.firmware.split(",") if f] if args.firmware is not None
+                          else list(KERNEL_FIRMWARE.get(k, FIRMWARE)))
+        if not firmware_of[k]:
+            die("--firmware: no firmware named")
+
     plt = import_pyplot()
     start = time.monotonic()
     raw = os.path.join(args.out, "raw")
     os.makedirs(raw, exist_ok=True)
 
-    say("1/4 bench kernel (scripts/build-kernel --variant bench)")
-    run_step("building the bench kernel", [os.path.join(TOP, "scripts/build-kernel"), "--variant", "bench"])
-    say("2/4 the Rust module and the test modules against the bench kernel (scripts/module-build --variant bench)")
-    run_step("building the module", [os.path.join(TOP, "scripts/module-build"), "--variant", "bench"],
-             os.path.join(raw, "module-build.log"))
-    run_step("building the test modules", [os.path.join(TOP, "scripts/module-build"), "--test-modules", "--variant",
-                                            "bench"], os.path.join(raw, "test-modules-build.log"))
-    say("3/4 guest root filesystem (scripts/build-rootfs)")
-    run_step("building the guest root filesystem",
-             [os.path.join(TOP, "scripts/build-rootfs"), "--kernel-variant", "bench"])
+    summaries = {}
+    for k in kernels:
+        on = ["--kernel", k]
+        say(f"1/4 Linux {k}: bench kernel (scripts/build-kernel --kernel {k} --variant bench)")
+        kdir = subprocess.run([os.path.join(TOP, "scripts/build-kernel"), *on, "--variant", "bench", "--print-kdir"],
+                              stdout=subprocess.PIPE, text=True)
+        if kdir.returncode != 0 or not kdir.stdout.strip():
+            die(f"building the Linux {k} bench kernel failed")
+        summaries[k] = kernel_summary(k, kdir.stdout.strip().splitlines()[-1])
+        say(f"2/4 Linux {k}: the Rust module and the test modules against the bench kernel "
+            f"(scripts/module-build --kernel {k} --variant bench)")
+        run_step("building the module", [os.path.join(TOP, "scripts/module-build"), *on, "--variant", "bench"],
+                 os.path.join(raw, f"module-build-{k}.log"))
+        run_step("building the test modules", [os.path.join(TOP, "scripts/module-build"), "--test-modules", *on,
+                                                "--variant", "bench"], os.path.join(raw, f"test-modules-build-{k}.log"))
+        say(f"3/4 Linux {k}: guest root filesystem (scripts/build-rootfs --kernel {k})")
+        run_step("building the guest root filesystem",
+                 [os.path.join(TOP, "scripts/build-rootfs"), *on, "--kernel-variant", "bench"])
 
-    firmware = [f for f in args.firmware.split(",") if f]
-    if not firmware:
-        die("--firmware: no firmware named")
-    boots = [(f, d) for f in firmware for d in DRIVERS]
+    pairs = [(k, f) for k in kernels for f in firmware_of[k]]
+    boots = [(k, f, d) for k, f in pairs for d in DRIVERS]
     # Minutes per firmware for both drivers, two boots at once on an idle 2-core host (nested, every trap goes
     # through the emulated hypervisor).
-    minutes = sum(11 if f == NESTED else 4 for f in firmware) * (1 if args.jobs > 1 else 2)
-    say(f"4/4 booting each driver on {', '.join(firmware)}, {args.jobs} at a time"
+    minutes = sum(11 if f == NESTED else 4 for _, f in pairs) * (1 if args.jobs > 1 else 2)
+    say("4/4 booting each driver on " + "; ".join(f"Linux {k}: {', '.join(firmware_of[k])}" for k in kernels)
+        + f", {args.jobs} at a time"
         + (" (quick)" if args.quick else f" (about {minutes} minutes on an idle 2-core host)"))
-    results = {f: {} for f in firmware}
+    results = {pair: {} for pair in pairs}
     lock = threading.Lock()
 
-    def one(fw, driver):
-        lines = boot(fw, driver, args, raw)
+    def one(kernel, fw, driver):
+        lines = boot(kernel, fw, driver, args, raw)
         with lock:
-            results[fw][driver] = {"runs": parse(lines),
-                                   "info": dict(f.split("=", 1) for ln in lines if ln.startswith("RPMU-BENCH-INFO")
-                                                for f in ln.split()[1:] if "=" in f),
-                                   "skips": {ln.split()[1]: " ".join(ln.split()[2:]) for ln in lines
-                                             if ln.startswith("RPMU-BENCH-SKIP") and len(ln.split()) > 1}}
+            results[(kernel, fw)][driver] = {
+                "runs": parse(lines),
+                "info": dict(f.split("=", 1) for ln in lines if ln.startswith("RPMU-BENCH-INFO")
+                             for f in ln.split()[1:] if "=" in f),
+                "skips": {ln.split()[1]: " ".join(ln.split()[2:]) for ln in lines
+                          if ln.startswith("RPMU-BENCH-SKIP") and len(ln.split()) > 1}}
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for fut in [pool.submit(one, f, d) for f, d in boots]:
+        for fut in [pool.submit(one, k, f, d) for k, f, d in boots]:
             fut.result()
 
     text, table, rows, sections = "", [], {}, []
-    for i, fw in enumerate(firmware):
-        rows[fw] = figures(results[fw])
-        sections.append((fw, tables(rows[fw], results[fw]["rust"]["info"], fw, results[fw]["rust"]["skips"])))
-        text += sections[-1][1]
-        table += csv_rows(rows[fw], "" if i == 0 else f"{fw}:")
+    for k, fw in pairs:
+        rows[(k, fw)] = figures(results[(k, fw)])
+        rust = results[(k, fw)]["rust"]
+        sections.append((k, fw, tables(rows[(k, fw)], rust["info"], fw, rust["skips"])))
+        text += f"\nLinux {k}, " + sections[-1][2].lstrip("\n")
+        table += csv_rows(rows[(k, fw)], id_prefix(k, fw, kernels, firmware_of))
     print(text)
     with open(os.path.join(args.out, "bench.txt"), "w") as f:
         f.write(text)
@@ -628,10 +777,15 @@ def main():
     write_csv(csv_path, table)
     compare(prev_path, table)
     png = os.path.join(args.out, "ctxsw.png")
-    chart(plt, rows[firmware[0]], png, firmware[0])
-    write_report(args.report, sections, run_meta(args, firmware, results, raw))
+    chart(plt, [(k, firmware_of[k][0], rows[(k, firmware_of[k][0])]) for k in kernels], png)
+    meta = run_meta(args, pairs, results, raw, summaries)
+    write_report(args.report, sections, meta)
+    if os.path.abspath(args.report) == REPORT:
+        # The document shows the chart from the images directory; a report written elsewhere leaves it alone.
+        shutil.copyfile(png, os.path.normpath(os.path.join(os.path.dirname(REPORT), REPORT_CHART)))
+    write_readme(args.readme, readme_summary(rows, kernels, firmware_of, meta))
     say(f"results: {os.path.join(args.out, 'bench.txt')}, {csv_path}, {png}, raw logs in {raw}; tables also in "
-        f"{args.report}")
+        f"{args.report}, summary in {args.readme}")
     say(f"done in {(time.monotonic() - start) / 60:.1f} minutes")
 
 
