@@ -814,7 +814,7 @@ impl perf::Driver for SbiPmu {
         let start = flags.contains(EventOpFlags::START);
         cpu.core
             .add(&mut cpu.fw.hybrid(), &mut hw, start)
-            .map_err(|err| errno(err.errno()))?;
+            .map_err(|err| errno(err.errno(compat::SBI_ERRNO_TABLE)))?;
         // Adding with START starts the event, as `start` would.
         let bit = start
             .then(|| self.info.user_read_bit(hw.hw_flags(), || hw.idx()))

@@ -17,6 +17,9 @@
 //!   [`set_group_attrs`]);
 //! - `smp_call_function_single()` takes `bool wait` ([`SMP_WAIT`]);
 //! - `KVec::set_len` is gone; `KVec::inc_len` grows the length ([`kvec_set_len`]).
+//!
+//! And the kernel policies the driver follows as each kernel's C driver does:
+//! - `sbi_err_map_linux_errno()` maps six more SBI errors to their own errno ([`SBI_ERRNO_TABLE`]).
 
 use super::bindings;
 use kernel::{
@@ -39,6 +42,16 @@ pub(crate) const KERNEL_MAJOR: u32 = 7;
 
 #[cfg(not(rpmu_kernel_7))]
 pub(crate) use kernel::init::pin_init_from_closure;
+
+/// Which SBI error to errno mapping the kernel's `sbi_err_map_linux_errno()` has: the errno `add`
+/// returns when `counter_config_matching` fails, as the kernel's C driver returns it.
+#[cfg(not(rpmu_kernel_7))]
+pub(crate) const SBI_ERRNO_TABLE: sbi_pmu::abi::ErrnoTable = sbi_pmu::abi::ErrnoTable::Linux6_12;
+
+/// Which SBI error to errno mapping the kernel's `sbi_err_map_linux_errno()` has: the errno `add`
+/// returns when `counter_config_matching` fails, as the kernel's C driver returns it.
+#[cfg(rpmu_kernel_7)]
+pub(crate) const SBI_ERRNO_TABLE: sbi_pmu::abi::ErrnoTable = sbi_pmu::abi::ErrnoTable::Linux7;
 
 /// `module!` with the 6.12 key `author:`, which 7.x spells `authors: [..]`.
 #[cfg(not(rpmu_kernel_7))]

@@ -191,14 +191,32 @@ sbi_errors! {
     DeniedLocked = -14,
 }
 
+/// Which kernel's `sbi_err_map_linux_errno()` (`arch/riscv/include/asm/sbi.h`) turns SBI errors
+/// into errnos: a kernel policy, which the driver follows on the kernel it runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrnoTable {
+    /// Linux 6.12: DENIED, INVALID_PARAM and INVALID_ADDRESS have their own errno.
+    Linux6_12,
+    /// Linux 7.x: six more errors have their own errno (DENIED_LOCKED, INVALID_STATE, BAD_RANGE,
+    /// NO_SHMEM, TIMEOUT, IO).
+    Linux7,
+}
+
 impl SbiError {
-    /// The positive Linux errno Linux 6.12's `sbi_err_map_linux_errno()` gives for this error; the C
-    /// driver returns it when `counter_config_matching` fails in `pmu_sbi_ctr_get_idx()`.
-    pub const fn to_errno(self) -> i32 {
-        match self {
-            SbiError::Denied => errno::EPERM,
-            SbiError::InvalidParam => errno::EINVAL,
-            SbiError::InvalidAddress => errno::EFAULT,
+    /// The positive Linux errno `sbi_err_map_linux_errno()` of the kernel `table` stands for gives
+    /// for this error; the C driver returns it when `counter_config_matching` fails in
+    /// `pmu_sbi_ctr_get_idx()`. Every other error is ENOTSUPP.
+    pub const fn to_errno(self, table: ErrnoTable) -> i32 {
+        match (self, table) {
+            (SbiError::Denied, _) => errno::EPERM,
+            (SbiError::InvalidParam, _) => errno::EINVAL,
+            (SbiError::InvalidAddress, _) => errno::EFAULT,
+            (SbiError::DeniedLocked, ErrnoTable::Linux7) => errno::EPERM,
+            (SbiError::InvalidState, ErrnoTable::Linux7) => errno::EINVAL,
+            (SbiError::BadRange, ErrnoTable::Linux7) => errno::ERANGE,
+            (SbiError::NoShmem, ErrnoTable::Linux7) => errno::ENOMEM,
+            (SbiError::Timeout, ErrnoTable::Linux7) => errno::ETIMEDOUT,
+            (SbiError::Io, ErrnoTable::Linux7) => errno::EIO,
             _ => errno::ENOTSUPP,
         }
     }
@@ -793,20 +811,60 @@ mod tests {
         }
     }
 
+    /// Every SBI error code and one unknown code, with the errno of 6.12's and of 7.x's
+    /// `sbi_err_map_linux_errno()` (`arch/riscv/include/asm/sbi.h` of each kernel).
+    const ERRNO_TABLES: [(SbiError, i32, i32); 15] = [
+        (SbiError::Failed, errno::ENOTSUPP, errno::ENOTSUPP),
+        (SbiError::NotSupported, errno::ENOTSUPP, errno::ENOTSUPP),
+        (SbiError::InvalidParam, errno::EINVAL, errno::EINVAL),
+        (SbiError::Denied, errno::EPERM, errno::EPERM),
+        (SbiError::InvalidAddress, errno::EFAULT, errno::EFAULT),
+        (SbiError::AlreadyAvailable, errno::ENOTSUPP, errno::ENOTSUPP),
+        (SbiError::AlreadyStarted, errno::ENOTSUPP, errno::ENOTSUPP),
+        (SbiError::AlreadyStopped, errno::ENOTSUPP, errno::ENOTSUPP),
+        (SbiError::NoShmem, errno::ENOTSUPP, errno::ENOMEM),
+        (SbiError::InvalidState, errno::ENOTSUPP, errno::EINVAL),
+        (SbiError::BadRange, errno::ENOTSUPP, errno::ERANGE),
+        (SbiError::Timeout, errno::ENOTSUPP, errno::ETIMEDOUT),
+        (SbiError::Io, errno::ENOTSUPP, errno::EIO),
+        (SbiError::DeniedLocked, errno::ENOTSUPP, errno::EPERM),
+        (SbiError::Unknown(-77), errno::ENOTSUPP, errno::ENOTSUPP),
+    ];
+
     #[test]
     fn error_to_errno_matches_linux_6_12() {
-        assert_eq!(SbiError::Denied.to_errno(), errno::EPERM);
-        assert_eq!(SbiError::InvalidParam.to_errno(), errno::EINVAL);
-        assert_eq!(SbiError::InvalidAddress.to_errno(), errno::EFAULT);
-        for err in [
-            SbiError::Failed,
-            SbiError::NotSupported,
-            SbiError::AlreadyStarted,
-            SbiError::NoShmem,
-            SbiError::Unknown(-77),
-        ] {
-            assert_eq!(err.to_errno(), errno::ENOTSUPP, "{err:?}");
+        for (err, linux_6_12, _) in ERRNO_TABLES {
+            assert_eq!(err.to_errno(ErrnoTable::Linux6_12), linux_6_12, "{err:?}");
         }
+    }
+
+    #[test]
+    fn error_to_errno_matches_linux_7() {
+        for (err, _, linux_7) in ERRNO_TABLES {
+            assert_eq!(err.to_errno(ErrnoTable::Linux7), linux_7, "{err:?}");
+        }
+    }
+
+    #[test]
+    fn errno_tables_differ_in_the_six_errors_7_added() {
+        let differ: Vec<SbiError> = ERRNO_TABLES
+            .iter()
+            .filter(|(err, ..)| {
+                err.to_errno(ErrnoTable::Linux6_12) != err.to_errno(ErrnoTable::Linux7)
+            })
+            .map(|&(err, ..)| err)
+            .collect();
+        assert_eq!(
+            differ,
+            [
+                SbiError::NoShmem,
+                SbiError::InvalidState,
+                SbiError::BadRange,
+                SbiError::Timeout,
+                SbiError::Io,
+                SbiError::DeniedLocked
+            ]
+        );
     }
 
     #[test]

@@ -30,8 +30,8 @@
 //! from the counter, and counting events are updated on overflow too (the C driver skips them).
 //!
 use crate::abi::{
-    CfgFlags, CounterInfo, EventIdx, EventType, Fid, SbiError, SbiVersion, StartFlags, StopFlags,
-    CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
+    CfgFlags, CounterInfo, ErrnoTable, EventIdx, EventType, Fid, SbiError, SbiVersion, StartFlags,
+    StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use crate::counters::{
     counters_in, counting_floor, event_set_period, event_update_with, HesState, HwEvent, HwFlags,
@@ -52,10 +52,11 @@ pub enum AddError {
 }
 
 impl AddError {
-    /// The positive errno the C driver returns from `pmu->add` in the same situation.
-    pub const fn errno(self) -> i32 {
+    /// The positive errno the C driver of the kernel `table` stands for returns from `pmu->add` in
+    /// the same situation.
+    pub const fn errno(self, table: ErrnoTable) -> i32 {
         match self {
-            AddError::Sbi(err) => err.to_errno(),
+            AddError::Sbi(err) => err.to_errno(table),
             AddError::NoCounter => ENOENT,
         }
     }
