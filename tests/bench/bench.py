@@ -570,10 +570,8 @@ def kernel_summary(kernel, kdir):
     return f"{release} ({model})"
 
 
-def run_meta(args, boots, results, raw, kernels):
-    """What the document's header says about this run: date, commit, kernels, QEMU and firmware versions. BOOTS:
-    the (kernel, firmware) pairs; KERNELS: {kernel: kernel_summary()}."""
-    info = results[boots[0]]["rust"]["info"]
+def source_commit():
+    """The commit the run measures, read when it starts (the tree may move on while it runs)."""
     commit = "an unknown commit"
     try:
         head = subprocess.run(["git", "-C", TOP, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
@@ -587,6 +585,13 @@ def run_meta(args, boots, results, raw, kernels):
                 commit += " with local changes"
     except OSError:
         pass
+    return commit
+
+
+def run_meta(args, boots, results, raw, kernels, commit):
+    """What the document's header says about this run: date, commit (source_commit()), kernels, QEMU and firmware
+    versions. BOOTS: the (kernel, firmware) pairs; KERNELS: {kernel: kernel_summary()}."""
+    info = results[boots[0]]["rust"]["info"]
     qemu = None
     try:
         v = subprocess.run(["qemu-system-riscv64", "--version"], capture_output=True, text=True)
@@ -713,6 +718,7 @@ def main():
 
     plt = import_pyplot()
     start = time.monotonic()
+    commit = source_commit()
     raw = os.path.join(args.out, "raw")
     os.makedirs(raw, exist_ok=True)
 
@@ -778,7 +784,7 @@ def main():
     compare(prev_path, table)
     png = os.path.join(args.out, "ctxsw.png")
     chart(plt, [(k, firmware_of[k][0], rows[(k, firmware_of[k][0])]) for k in kernels], png)
-    meta = run_meta(args, pairs, results, raw, summaries)
+    meta = run_meta(args, pairs, results, raw, summaries, commit)
     write_report(args.report, sections, meta)
     if os.path.abspath(args.report) == REPORT:
         # The document shows the chart from the images directory; a report written elsewhere leaves it alone.
