@@ -89,6 +89,10 @@ def parse_args(argv):
     p.add_argument("--kernel-variant", choices=KERNEL_VARIANTS, default="test",
                    help="which kernel boots (default: test, with debug options; bench has none; stress adds "
                         "kmemleak; kasan adds KASAN to that; intree has both drivers built in)")
+    p.add_argument("--unpatched", action="store_true",
+                   help="boot the variant built without the project's kernel patches (scripts/build-kernel "
+                        "--unpatched), which export what sampling from a module needs, with the module built "
+                        "against it: it counts and refuses sampling")
     p.add_argument("--bios", default="opensbi-1.5",
                    help="the SBI firmware: opensbi-1.5 (QEMU's own, SBI v2.0; the default), opensbi-1.9 (Debian's, "
                         "SBI v3.0) or opensbi-0.9 (Debian 11's, SBI v0.2, no PMU extension; give it a --cpu "
@@ -143,6 +147,8 @@ def parse_args(argv):
         p.error("--nested and --dtb do not combine")
     if args.l1_hook and not args.nested:
         p.error("--l1-hook needs --nested")
+    if args.unpatched and args.kernel_variant == "intree":
+        p.error("--unpatched and --kernel-variant intree do not combine (a built-in driver needs no patch)")
     if args.icount and not args.nested:
         args.smp = 1
     return args
@@ -270,6 +276,8 @@ def boot_summary(args):
     kernel = "" if args.kernel_variant == "test" else f"{args.kernel_variant} kernel, "
     if args.kernel != "6.12":
         kernel = f"Linux {args.kernel} " + (kernel or "test kernel, ")
+    if getattr(args, "unpatched", False):
+        kernel = (kernel or "test kernel, ").removesuffix(", ") + " without the export patches, "
     if args.dtb:
         kernel = f"U-Boot with {os.path.basename(args.kernel_dtb or args.dtb)}, " + kernel
     where = f"L2 under KVM (L1 cpu {args.l1_cpu}), vCPUs" if args.nested else f"cpu {args.cpu}, smp"

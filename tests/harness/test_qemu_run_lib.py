@@ -64,6 +64,16 @@ class ParseArgs(unittest.TestCase):
         code, msg = usage_error("--driver", "go", "--", "true")
         self.assertEqual(code, 2)
         self.assertIn("invalid choice", msg)
+        code, msg = usage_error("--unpatched", "--kernel-variant", "intree", "--", "true")
+        self.assertEqual(code, 2)
+        self.assertIn("--unpatched and --kernel-variant intree do not combine", msg)
+
+    def test_unpatched_kernel_is_named_in_the_boot_line(self):
+        self.assertIn("booting: Linux 7.3 test kernel without the export patches, driver rust",
+                      lib.boot_summary(args("--kernel", "7.3", "--unpatched")))
+        self.assertIn("booting: bench kernel without the export patches, driver c",
+                      lib.boot_summary(args("--kernel-variant", "bench", "--unpatched", "--driver", "c")))
+        self.assertIn("booting: driver rust", lib.boot_summary(args()))
 
 
 class KernelCmdline(unittest.TestCase):
