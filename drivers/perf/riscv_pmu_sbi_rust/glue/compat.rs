@@ -20,6 +20,10 @@
 //!
 //! And the kernel policies the driver follows as each kernel's C driver does:
 //! - `sbi_err_map_linux_errno()` maps six more SBI errors to their own errno ([`SBI_ERRNO_TABLE`]).
+//!
+//! And what a kernel without the export patches lacks (`Kbuild` passes
+//! `--cfg rpmu_no_sample_exports`): `perf_event_overflow()` and `perf_sample_event_took()`, without
+//! which the module counts and refuses sampling ([`SAMPLE_EXPORTS`], [`perf_sample_event_took`]).
 
 use super::bindings;
 use kernel::{
@@ -42,6 +46,28 @@ pub(crate) const KERNEL_MAJOR: u32 = 7;
 
 #[cfg(not(rpmu_kernel_7))]
 pub(crate) use kernel::init::pin_init_from_closure;
+
+/// Whether the kernel lets this module report samples: it exports `perf_event_overflow()` and
+/// `perf_sample_event_took()` to modules (the project's kernel patches), or the driver is built in.
+#[cfg(not(rpmu_no_sample_exports))]
+pub(crate) const SAMPLE_EXPORTS: bool = true;
+
+/// Whether the kernel lets this module report samples: it exports `perf_event_overflow()` and
+/// `perf_sample_event_took()` to modules (the project's kernel patches), or the driver is built in.
+#[cfg(rpmu_no_sample_exports)]
+pub(crate) const SAMPLE_EXPORTS: bool = false;
+
+/// `perf_sample_event_took()`: perf core lowers the sampling rate when samples take too long.
+#[cfg(not(rpmu_no_sample_exports))]
+pub(crate) fn perf_sample_event_took(ns: u64) {
+    // SAFETY: FFI call; any duration is accepted.
+    unsafe { bindings::perf_sample_event_took(ns) };
+}
+
+/// `perf_sample_event_took()`, which the kernel does not export: no sampling event exists (see
+/// [`SAMPLE_EXPORTS`]), so there is nothing to report.
+#[cfg(rpmu_no_sample_exports)]
+pub(crate) fn perf_sample_event_took(_ns: u64) {}
 
 /// Which SBI error to errno mapping the kernel's `sbi_err_map_linux_errno()` has: the errno `add`
 /// returns when `counter_config_matching` fails, as the kernel's C driver returns it.

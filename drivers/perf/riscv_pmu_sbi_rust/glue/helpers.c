@@ -243,6 +243,7 @@ void rpmu_warn_once(const char *msg)
 	WARN_ONCE(1, KBUILD_MODNAME ": %s\n", msg);
 }
 
+#ifndef RPMU_NO_SAMPLE_EXPORTS
 /*
  * The sample data of an overflow, one per CPU, so that the interrupt does not zero 256 bytes of stack
  * (CONFIG_INIT_STACK_ALL_ZERO) on every sample: perf_sample_data_init() sets the fields every sample has, and
@@ -264,6 +265,16 @@ int rpmu_event_overflow(struct perf_event *event, u64 last_period)
 	perf_sample_data_init(data, 0, last_period);
 	return perf_event_overflow(event, data, get_irq_regs());
 }
+#else
+int rpmu_event_overflow(struct perf_event *event, u64 last_period)
+{
+	/*
+	 * The kernel does not export perf_event_overflow() to modules (Kbuild defines RPMU_NO_SAMPLE_EXPORTS), and
+	 * the module refuses every sampling event at event_init: there is no sample to report.
+	 */
+	return 0;
+}
+#endif
 
 int rpmu_cpu_pm_register_notifier(struct notifier_block *nb)
 {

@@ -104,6 +104,11 @@ impl Capabilities {
     pub(crate) const fn union(self, other: Self) -> Self {
         Self(self.0 | other.0)
     }
+
+    /// Whether every capability of `other` is in `self`.
+    pub(crate) const fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
 }
 
 /// Generates the accessors of bits of the event's `attr`, each read in place with bindgen's raw
@@ -1003,8 +1008,7 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
 /// Reports how long a sample took to take (`perf_sample_event_took()`): perf core lowers the
 /// sampling rate when samples take too long.
 pub(crate) fn sample_event_took(ns: u64) {
-    // SAFETY: FFI call; any duration is accepted.
-    unsafe { bindings::perf_sample_event_took(ns) };
+    compat::perf_sample_event_took(ns);
 }
 
 /// A registered PMU: the `struct pmu` perf core knows, the driver and its per-CPU state.
@@ -1082,6 +1086,16 @@ impl<T: Driver> Registration<T> {
         if T::HAS_PMU_DISABLE != T::HAS_PMU_ENABLE {
             kernel::build_error!("a PMU driver implements pmu_disable and pmu_enable together");
         }
+        // Without the exports a sample cannot be reported: perf_event_open() refuses sampling
+        // events of a PMU without interrupts, and `event_init` those of in-kernel users.
+        let capabilities = if compat::SAMPLE_EXPORTS
+            || capabilities.contains(Capabilities::NO_INTERRUPT)
+        {
+            capabilities
+        } else {
+            pr_info!("sampling is not supported: this kernel does not export perf_event_overflow() and perf_sample_event_took() to modules\n");
+            capabilities.union(Capabilities::NO_INTERRUPT)
+        };
         let init = move |slot: *mut Opaque<T::Container>| {
             // CAST: Both `module` types are bindgen's image of the same `struct module`.
             let module = module.as_ptr().cast::<bindings::module>();
@@ -1210,6 +1224,15 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: The event is not visible to anyone else before `event_init` returns.
             let mut init = EventInit(unsafe { EventMut::new(ev) });
             registration.driver.event_init(&mut init)?;
+            if !compat::SAMPLE_EXPORTS && ev.is_sampling() {
+                // perf core checks the PMU's NO_INTERRUPT in perf_event_open() only: an in-kernel
+                // user's sampling event (KVM's for a guest) is refused here, once initialised.
+                if T::HAS_DESTROY {
+                    registration.driver.destroy(&registration.cpus, ev);
+                }
+                // CAST: The errno constant (95) fits in an `i32`.
+                return Err(Error::from_errno(-(bindings::EOPNOTSUPP as i32)));
+            }
             if T::HAS_DESTROY {
                 // SAFETY: The event is being initialised by this callback and perf core does not
                 // touch `destroy` until it frees the event (or fails its setup right after this
