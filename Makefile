@@ -5,7 +5,8 @@
 #   make test       every test: host tests, module build checks, then the QEMU harness on both drivers, on
 #                   Linux 6.12 and on the 7.3 entries (their short version: see tests/harness/matrix.py)
 #   make test-full  make test without its short version: every test on every entry (about 50 minutes warm)
-#   make test-kvm   every guest check in the kvm entry (make test runs a subset there: nested guests are slow)
+#   make test-kvm   every guest check in the kvm entry (make test runs a subset there: nested guests are slow),
+#                   and make test's subset on 7.3 (7.3-kvm, not in make test)
 #   make bench      both drivers side by side on the bench kernel (the test kernel without its debug options):
 #                   a table of costs, CSV and a chart in $(RPMU_CACHE)/bench, and the tables in
 #                   Documentation/driver-api/perf/riscv_pmu_sbi_rust-bench.rst; never part of make test
@@ -69,8 +70,8 @@ test-full:
 	@$(MAKE) --no-print-directory test HARNESS_ARGS="--full all $(HARNESS_ARGS)"
 
 test-kvm: deps rootfs
-	tests/harness/harness.py --drivers $(HARNESS_DRIVERS) --jobs $(HARNESS_JOBS) --entries kvm --suites checks \
-	  --full kvm $(HARNESS_ARGS)
+	tests/harness/harness.py --drivers $(HARNESS_DRIVERS) --jobs $(HARNESS_JOBS) --entries kvm,7.3-kvm \
+	  --suites checks --full kvm $(HARNESS_ARGS)
 
 bench: deps
 	tests/bench/bench.py $(BENCH_ARGS)

@@ -23,7 +23,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [HERE, os.path.join(TOP, "scripts")]
 import expectations  # noqa: E402
 import qemu_run_lib  # noqa: E402  (scripts/qemu-run's options, exit statuses and their meanings)
-from matrix import ENTRIES, LEAN_SUITES, entry_suites  # noqa: E402
+from matrix import DEFAULT_ENTRIES, ENTRIES, LEAN_SUITES, entry_suites  # noqa: E402
 
 BASELINE = os.path.join(TOP, "tests/expectations/baseline-c.tsv")
 
@@ -377,7 +377,9 @@ def boot(entry, driver, cmd, outdir):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--drivers", default="c", help="comma-separated drivers to run: c, rust (default: c)")
-    p.add_argument("--entries", default=",".join(ENTRIES), help=f"matrix entries (default: {','.join(ENTRIES)})")
+    p.add_argument("--entries", default=",".join(DEFAULT_ENTRIES),
+                   help=f"matrix entries (default: {','.join(DEFAULT_ENTRIES)}; also: "
+                        f"{','.join(e for e in ENTRIES if e not in DEFAULT_ENTRIES)})")
     p.add_argument("--suites", default="checks,kselftest,perftest,papi",
                    help="guest suites to run (papi runs in sscofpmf-icount only)")
     p.add_argument("--full", default="", help="comma-separated entries (or all) that run every test, not make "

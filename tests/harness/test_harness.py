@@ -98,6 +98,14 @@ class QemuRunCommand(unittest.TestCase):
         self.assertEqual(matrix.ENTRIES["7.3-sbi3"].kernel, "7.3")
         self.assertEqual(matrix.ENTRIES["sbi3"].kernel, "6.12")
 
+    def test_7_3_kvm_runs_when_named_only(self):
+        self.assertNotIn("7.3-kvm", matrix.DEFAULT_ENTRIES)
+        self.assertIn("kvm", matrix.DEFAULT_ENTRIES)
+        cmd = command("7.3-kvm")
+        self.assertEqual(cmd[cmd.index("--kernel") + 1], "7.3")
+        self.assertIn("--nested", cmd)
+        self.assertEqual(matrix.ENTRIES["7.3-kvm"].only, matrix.ENTRIES["kvm"].only)
+
     def test_console_log_per_boot(self):
         cmd = command("sbi3", "c")
         self.assertEqual(cmd[cmd.index("--console-log") + 1], os.path.join("OUT", "sbi3-c", "console.log"))
