@@ -175,6 +175,9 @@ def guest_settings(args, module_in_guest):
         "RPMU_SBI_PMU": "0" if (args.nested and not has_extension(args.l1_cpu, "sscofpmf"))
         or args.bios == "opensbi-0.9" else "1",
     }
+    # A kernel without the export patches: the module counts and refuses sampling (check/no_sample_exports).
+    if getattr(args, "unpatched", False):
+        conf["RPMU_UNPATCHED"] = "1"
     # The module goes into every guest that can have it: with the C driver, checks use it to show that it refuses
     # to load.
     if module_in_guest:

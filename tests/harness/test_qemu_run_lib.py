@@ -212,6 +212,10 @@ class GuestSettings(unittest.TestCase):
         self.assertEqual(lib.guest_settings(args("--bios", "opensbi-0.9", "--icount"), False)["RPMU_SBI_PMU"], "0")
         self.assertEqual(lib.guest_settings(args("--bios", "opensbi-1.9"), False)["RPMU_SBI_PMU"], "1")
 
+    def test_unpatched_kernel_is_said_only_when_booted(self):
+        self.assertEqual(lib.guest_settings(args("--kernel", "7.3", "--unpatched"), False)["RPMU_UNPATCHED"], "1")
+        self.assertNotIn("RPMU_UNPATCHED", lib.guest_settings(args("--kernel", "7.3"), False))
+
     def test_module_builtin_and_order(self):
         conf = lib.guest_settings(args("--driver", "c", "--icount"), True)
         self.assertEqual(list(conf), ["RPMU_DRIVER", "RPMU_BUILTIN", "RPMU_ICOUNT", "RPMU_SSCOFPMF", "RPMU_NESTED",
