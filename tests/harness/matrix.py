@@ -131,6 +131,12 @@ ENTRIES = {e.name: e for e in [
     Entry("7.3-sscofpmf-smp2", ("--kernel", "7.3", "--cpu", "rv64,sscofpmf=true", "--smp", "2"),
           "Linux 7.3, Sscofpmf, 2 harts", 3.5,
           only=("check/storm", "check/sampling", "check/leader_sampling")),
+    # The module on a kernel without the two export patches (scripts/build-kernel --unpatched): it counts, and
+    # refuses sampling with one log line (check/no_sample_exports); the C driver is built in and samples there as
+    # anywhere.
+    Entry("7.3-unpatched", ("--kernel", "7.3", "--unpatched", "--cpu", "rv64,sscofpmf=true", "--icount"),
+          "Linux 7.3 without the export patches, Sscofpmf, 1 hart, -icount shift=0 (exact)", 1.5, suites=CHECKS,
+          only=("check/count_basic", "check/no_sample_exports")),
     # KVM's SBI PMU on 7.3: the L1 and L2 guests run the 7.3 kernel; the kvm entry's make test checks. Not in
     # make test (default=False): its boots take 15 minutes on a loaded 2-core host, most of it in the C boot's run
     # of 7.3's KVM selftest in the L1 guest (its overflow test waits 2 s of guest time per interrupt, 20 s in all

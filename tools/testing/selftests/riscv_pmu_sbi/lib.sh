@@ -18,6 +18,8 @@
 #   RPMU_ICOUNT    1 when counts are exact (QEMU -icount on one hart); default 0
 #   RPMU_NESTED    1 in a guest under KVM; default 0
 #   RPMU_SBI_PMU   0 when the firmware has no SBI PMU extension (the legacy PMU); default 1
+#   RPMU_UNPATCHED 1 when the kernel does not export perf_event_overflow() and perf_sample_event_took() to
+#                  modules (the kernel without the project's patches); default 0
 #   RPMU_SAMPLES   the directory of the built samples/ programs (default /opt/rpmu/bin)
 #   RPMU_SAMPLE_RATE  if set, kernel.perf_event_max_sample_rate is set to it first, where perf's dynamic throttle
 #                  is on: a harness running the checks one after another sets it, so that no check inherits the
