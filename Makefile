@@ -7,9 +7,11 @@
 #   make test-full  make test without its short version: every test on every entry (about 50 minutes warm)
 #   make test-kvm   every guest check in the kvm entry (make test runs a subset there: nested guests are slow),
 #                   and make test's subset on 7.3 (7.3-kvm, not in make test)
-#   make bench      both drivers side by side on the bench kernel (the test kernel without its debug options):
-#                   a table of costs, CSV and a chart in $(RPMU_CACHE)/bench, and the tables in
-#                   Documentation/driver-api/perf/riscv_pmu_sbi_rust-bench.rst; never part of make test
+#   make bench      both drivers side by side on the bench kernels of Linux 6.12 and 7.3 (the test kernels
+#                   without their debug options), each kernel's Rust driver against its own C driver: a table of
+#                   costs, CSV and a chart in $(RPMU_CACHE)/bench, the tables in
+#                   Documentation/driver-api/perf/riscv_pmu_sbi_rust-bench.rst and the README's summary; never
+#                   part of make test
 #   make stress     both drivers on the stress kernel (kmemleak): 100,000 fuzzed perf_event_attrs, 1,000 CPU
 #                   hotplug cycles under perf, 100 module reloads, sampling storms; never part of make test
 #   make module     build riscv_pmu_sbi_rust.ko against the test kernel
@@ -24,7 +26,7 @@ HARNESS_DRIVERS ?= $(if $(wildcard scripts/module-build),c$(comma)rust,c)
 # Two boots at a time: the C and Rust drivers of one matrix entry run side by side, under the same load.
 HARNESS_JOBS ?= 2
 HARNESS_ARGS ?=
-# For example BENCH_ARGS=--quick: fewer iterations, to try the pipeline.
+# For example BENCH_ARGS=--quick: fewer iterations, to try the pipeline; BENCH_ARGS="--kernel 7.3": one kernel.
 BENCH_ARGS ?=
 # For example STRESS_ARGS="--fuzz 5000 --hotplug 50 --reloads 5": a shorter run; --kasan: the kernel with KASAN
 # too (tests/stress/stress.py --help).
