@@ -430,6 +430,13 @@ def build(args):
                 sys.exit(f"building the module or the test modules for Linux {kernel} failed")
         if subprocess.run([os.path.join(TOP, "scripts/build-rootfs"), "--kernel", kernel]).returncode:
             sys.exit(f"building the guest root filesystem (kselftests) for Linux {kernel} failed")
+    # The entries on a kernel without the export patches: that kernel (a copy of the patched one's tree with the
+    # patches reverted) and the module built against it.
+    for kernel in sorted({ENTRIES[e].kernel for e in entries if "--unpatched" in ENTRIES[e].qemu}):
+        say(f"Linux {kernel} without the export patches: the kernel and the module "
+            f"(scripts/module-build --kernel {kernel} --unpatched)")
+        if subprocess.run([os.path.join(TOP, "scripts/module-build"), "--kernel", kernel, "--unpatched"]).returncode:
+            sys.exit(f"building the module for Linux {kernel} without the export patches failed")
     dtbs = {}
     boards = [e for e in entries if "DTMAP_DTB" in ENTRIES[e].qemu]
     if boards:
