@@ -19,6 +19,17 @@ KERNEL_VARIANTS = ["test", "bench", "stress", "kasan", "intree"]
 # The kernel sources (scripts/build-kernel --kernel).
 KERNELS = ["6.12", "7.3"]
 
+# The QEMU this script starts (--outer-qemu): the host's (Debian's qemu-system-riscv, found on PATH), or the same
+# release with the project's patches, built into the cache by scripts/build-qemu (see OUTER_QEMU_HELP).
+SYSTEM_QEMU = "qemu-system-riscv64"
+OUTER_QEMUS = ["system", "patched"]
+OUTER_QEMU_HELP = (
+    "the QEMU this script starts, the L1 guest's with --nested (the L2 guest's is always Debian's riscv64 QEMU of "
+    "scripts/build-kvm-kit): system, the host's qemu-system-riscv64 (the default), or patched, the same release "
+    "with the project's patches (scripts/qemu/patches/: an overflow interrupt of a counter whose earlier deadline "
+    "lay beyond QEMU's timer range is no longer lost, which KVM guests' sampling needs), built into the cache by "
+    "scripts/build-qemu on first use")
+
 # Debian's u-boot-qemu: U-Boot for QEMU's RISC-V virt machine in S-mode, run by OpenSBI as its payload.
 UBOOT = "/usr/lib/u-boot/qemu-riscv64_smode/u-boot.bin"
 
@@ -103,6 +114,7 @@ def parse_args(argv):
     p.add_argument("--smp", type=int, default=2, help="number of harts (default: 2)")
     p.add_argument("--icount", action="store_true",
                    help="deterministic mode: -smp 1 -icount shift=0,sleep=off (exact, repeatable counts)")
+    p.add_argument("--outer-qemu", choices=OUTER_QEMUS, default="system", help=OUTER_QEMU_HELP)
     p.add_argument("--nested", action="store_true",
                    help="run the command in an L2 guest under KVM in an L1 guest (see above)")
     p.add_argument("--l1-cpu", default=L1_CPU,
@@ -218,20 +230,20 @@ def console_args(console, command_out):
             "-chardev", f"file,id=out,path={command_out}", "-device", "virtconsole,chardev=out"]
 
 
-def qemu_argv(args, bios_file, image, initrd, cmdline, console, command_out, disk=None):
-    """The QEMU command of a plain boot (the L2 guest's, from which nested_l2_args() derives, when nested).
-    With --dtb the kernel, initramfs and command line are on `disk` (see scripts/qemu-run's make_boot_disk), which
-    U-Boot reads."""
+def qemu_argv(args, bios_file, image, initrd, cmdline, console, command_out, disk=None, qemu=SYSTEM_QEMU):
+    """The QEMU command of a plain boot (the L2 guest's, from which nested_l2_args() derives, when nested), `qemu`
+    the program (--outer-qemu's). With --dtb the kernel, initramfs and command line are on `disk` (see
+    scripts/qemu-run's make_boot_disk), which U-Boot reads."""
     if args.dtb:
         boot = ["-kernel", UBOOT, "-dtb", args.dtb,
                 "-drive", f"file={disk},format=raw,if=none,id=boot", "-device", "virtio-blk-device,drive=boot"]
     else:
         boot = ["-kernel", image, "-initrd", initrd, "-append", cmdline]
-    qemu = ["qemu-system-riscv64", "-M", "virt", "-cpu", args.cpu, "-smp", str(args.smp), "-m", args.memory,
+    argv = [qemu, "-M", "virt", "-cpu", args.cpu, "-smp", str(args.smp), "-m", args.memory,
             "-bios", bios_file, *boot, *console_args(console, command_out)]
     if args.icount:
-        qemu += DETERMINISTIC
-    return qemu + args.qemu_arg
+        argv += DETERMINISTIC
+    return argv + args.qemu_arg
 
 
 def nested_l2_args(plain):
@@ -257,21 +269,21 @@ def nested_l2_args(plain):
     return l2 + ["-accel", "kvm"]
 
 
-def nested_l1_argv(args, bios_file, image, initrd, console, command_out, kit, l2_dir):
-    """The QEMU command of the L1 guest under --nested: AIA, --l1-cpu, one hart at -icount (with the QEMU tree
-    and the L2 files in its initramfs) or --smp harts with both lent over 9p."""
+def nested_l1_argv(args, bios_file, image, initrd, console, command_out, kit, l2_dir, qemu=SYSTEM_QEMU):
+    """The QEMU command of the L1 guest under --nested, `qemu` the program (--outer-qemu's): AIA, --l1-cpu, one
+    hart at -icount (with the QEMU tree and the L2 files in its initramfs) or --smp harts with both lent over 9p."""
     smp = 1 if args.icount else args.smp
-    qemu = ["qemu-system-riscv64", "-M", "virt,aia=aplic-imsic", "-cpu", args.l1_cpu, "-smp", str(smp),
+    argv = [qemu, "-M", "virt,aia=aplic-imsic", "-cpu", args.l1_cpu, "-smp", str(smp),
             "-m", "3G", "-bios", bios_file, "-kernel", image, "-initrd", initrd, "-append", L1_CMDLINE,
             *console_args(console, command_out)]
     if args.icount:
-        qemu += DETERMINISTIC
+        argv += DETERMINISTIC
     else:
-        qemu += ["-fsdev", f"local,id=kit,path={kit},security_model=none,readonly=on",
+        argv += ["-fsdev", f"local,id=kit,path={kit},security_model=none,readonly=on",
                  "-device", "virtio-9p-device,fsdev=kit,mount_tag=kit",
                  "-fsdev", f"local,id=l2,path={l2_dir},security_model=none",
                  "-device", "virtio-9p-device,fsdev=l2,mount_tag=l2"]
-    return qemu
+    return argv
 
 
 def boot_summary(args):
@@ -284,7 +296,8 @@ def boot_summary(args):
     if args.dtb:
         kernel = f"U-Boot with {os.path.basename(args.kernel_dtb or args.dtb)}, " + kernel
     where = f"L2 under KVM (L1 cpu {args.l1_cpu}), vCPUs" if args.nested else f"cpu {args.cpu}, smp"
-    return (f"booting: {kernel}driver {args.driver}, {where} {args.smp}{', icount' if args.icount else ''}; "
+    outer = ", patched QEMU" if args.outer_qemu == "patched" else ""
+    return (f"booting: {kernel}driver {args.driver}, {where} {args.smp}{', icount' if args.icount else ''}{outer}; "
             f"guest command: {shlex.join(args.command)}")
 
 

@@ -437,6 +437,11 @@ def build(args):
             f"(scripts/module-build --kernel {kernel} --unpatched)")
         if subprocess.run([os.path.join(TOP, "scripts/module-build"), "--kernel", kernel, "--unpatched"]).returncode:
             sys.exit(f"building the module for Linux {kernel} without the export patches failed")
+    # The patched outer QEMU of the entries that ask for it, built once (its first build takes minutes).
+    if any(entry_options(e).outer_qemu == "patched" for e in entries):
+        say("the patched outer QEMU (scripts/build-qemu)")
+        if subprocess.run([os.path.join(TOP, "scripts/build-qemu")]).returncode != 0:
+            sys.exit("building the patched QEMU failed")
     dtbs = {}
     boards = [e for e in entries if "DTMAP_DTB" in ENTRIES[e].qemu]
     if boards:

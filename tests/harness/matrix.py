@@ -105,12 +105,17 @@ ENTRIES = {e.name: e for e in [
     # count, and whether a sampled event counts on after an overflow); make test-kvm (--full kvm) runs every
     # check there, check/sampling (-c, -F and a profile) included: nested, a check costs about eight times its guest time in
     # host time, and most of check/sampling's results are expected failures there (see the expectations).
-    Entry("kvm", ("--nested", "--icount", "--smp", "2"),
-          "KVM's SBI PMU (snapshot memory) in a nested guest, 2 vCPUs on one exact L1 hart", 3,
+    # The outer QEMU is the host's release with the project's patch (scripts/build-qemu): the host's QEMU loses the
+    # L1 hart's overflow interrupts after KVM restarts a counter with half its range (the far deadline QEMU keeps
+    # as a leftover delays the next one: tests/envprobe/far_period.c), so an L2 guest got one to three samples
+    # where the count gives 90.
+    Entry("kvm", ("--nested", "--icount", "--smp", "2", "--outer-qemu", "patched"),
+          "KVM's SBI PMU (snapshot memory) in a nested guest, 2 vCPUs on one exact L1 hart, patched outer QEMU", 3,
           suites=CHECKS, only=("check/snapshot", "check/leader_sampling", "check/sbi_calls_per_switch",
                                 "check/kvm_sampling")),
     # Firmware without the SBI PMU extension: KVM offers its guests the extension only when the host has
-    # Sscofpmf, so an L2 guest under an L1 hart without it has none. The legacy PMU's own check runs there.
+    # Sscofpmf, so an L2 guest under an L1 hart without it has none. The legacy PMU's own check runs there. Nothing
+    # overflows there, so the host's QEMU serves.
     Entry("no-pmu", ("--nested", "--l1-cpu", "rv64,h=true", "--icount", "--smp", "1"),
           "no SBI PMU extension (KVM guest of a host without Sscofpmf), 1 vCPU on one exact L1 hart", 1.4,
           suites=CHECKS, only=("check/no_pmu_extension",)),

@@ -184,6 +184,8 @@ def qemu_plan(qemu_run_path, argvs, base):
             return [f"ROOTFS/{v}/base.cpio", f"ROOTFS/{v}/overlay.cpio"]
         if name == "build-kvm-kit":
             return ["KIT/tree"]
+        if name == "build-qemu":
+            return ["QEMU/bin/qemu-system-riscv64"]
         raise AssertionError(f"unexpected script {args}")
 
     def make_cpio(tree, dest):

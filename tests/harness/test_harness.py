@@ -63,6 +63,13 @@ class QemuRunCommand(unittest.TestCase):
                                            "check/sbi_calls_per_switch", "--only", "check/kvm_sampling",
                                            "checks"])
 
+    def test_only_the_kvm_entry_runs_the_patched_outer_qemu(self):
+        cmd = command("kvm", "c", l1_selftest=True)
+        self.assertEqual(cmd[cmd.index("--outer-qemu") + 1], "patched")
+        self.assertIn("patched outer QEMU", matrix.ENTRIES["kvm"].about)
+        others = [e for e in matrix.ENTRIES if e != "kvm" and "--outer-qemu" in command(e, "c", l1_selftest=True)]
+        self.assertEqual(others, [])
+
     def test_full_entry_runs_every_test(self):
         self.assertNotIn("--only", command("kvm", full=["kvm"]))
         self.assertNotIn("--only", command("no-pmu", full=["all"]))

@@ -44,6 +44,13 @@ class ParseArgs(unittest.TestCase):
     def test_icount_means_one_hart(self):
         self.assertEqual(args("--smp", "4", "--icount").smp, 1)
 
+    def test_outer_qemu_is_the_hosts_unless_patched_is_asked_for(self):
+        self.assertEqual(args().outer_qemu, "system")
+        self.assertEqual(args("--nested", "--outer-qemu", "patched").outer_qemu, "patched")
+        code, msg = usage_error("--outer-qemu", "newest", "--", "true")
+        self.assertEqual(code, 2)
+        self.assertIn("invalid choice: 'newest'", msg)
+
     def test_nested_icount_keeps_the_vcpus(self):
         self.assertEqual(args("--nested", "--icount", "--smp", "2").smp, 2)
 
@@ -111,6 +118,13 @@ class QemuArgv(unittest.TestCase):
         self.assertEqual(after(q, "-seed"), "1")
         self.assertEqual(after(q, "-rtc"), "base=2026-01-01T00:00:00,clock=vm")
         self.assertEqual(after(q, "-global"), "virtio-mmio.ioeventfd=off")
+
+    def test_program_is_the_hosts_qemu_or_the_one_given(self):
+        self.assertEqual(plain(args())[0], "qemu-system-riscv64")
+        a = args("--outer-qemu", "patched")
+        q = lib.qemu_argv(a, "default", "IMG", "INITRD", lib.kernel_cmdline(a), "CON", "OUT",
+                          qemu="Q/bin/qemu-system-riscv64")
+        self.assertEqual(q, ["Q/bin/qemu-system-riscv64"] + plain(args())[1:])
 
     def test_without_icount_time_is_the_hosts(self):
         q = plain(args("--cpu", "rv64", "--smp", "2"))
@@ -180,6 +194,18 @@ class Nested(unittest.TestCase):
                          "rootfstype=ramfs lockdep.prove_locking=0")
         self.assertEqual(after(q, "-icount"), "shift=0,sleep=off")
         self.assertNotIn("-fsdev", q)
+
+    def test_l1_program_is_the_outer_qemu(self):
+        a = args("--nested", "--icount", "--smp", "2", "--outer-qemu", "patched")
+        l1 = lib.nested_l1_argv(a, "default", "K/Image", "I", "C", "O", "KIT", "W/l2")
+        self.assertEqual(l1[0], "qemu-system-riscv64")
+        patched = lib.nested_l1_argv(a, "default", "K/Image", "I", "C", "O", "KIT", "W/l2",
+                                     qemu="Q/bin/qemu-system-riscv64")
+        self.assertEqual(patched, ["Q/bin/qemu-system-riscv64"] + l1[1:])
+        # The L2 guest's program is the kit's whatever the outer one is: its arguments start with the machine.
+        l2 = lib.nested_l2_args(lib.qemu_argv(a, "default", "IMG", "INITRD", "", "CON", "OUT",
+                                              qemu="Q/bin/qemu-system-riscv64"))
+        self.assertEqual(l2[:2], ["-M", "virt"])
 
     def test_l1_without_icount_lends_the_kit_and_l2_files_over_9p(self):
         a = args("--nested", "--l1-cpu", "rv64,h=true", "--smp", "2")
@@ -290,6 +316,11 @@ class Summary(unittest.TestCase):
     def test_nested(self):
         self.assertEqual(lib.boot_summary(args("--nested", "--smp", "2")),
                          f"booting: driver rust, L2 under KVM (L1 cpu {lib.L1_CPU}), vCPUs 2; guest command: true")
+
+    def test_patched_outer_qemu(self):
+        self.assertEqual(lib.boot_summary(args("--nested", "--icount", "--smp", "2", "--outer-qemu", "patched")),
+                         f"booting: driver rust, L2 under KVM (L1 cpu {lib.L1_CPU}), vCPUs 2, icount, patched QEMU; "
+                         "guest command: true")
 
 
 if __name__ == "__main__":
