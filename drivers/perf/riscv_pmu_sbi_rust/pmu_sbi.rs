@@ -652,6 +652,7 @@ impl SbiEcall for SbiFirmware {
 
 /// One CPU's driver state (the C driver's `struct cpu_hw_events`): the counter core and its
 /// backend. The events on each counter are kept beside it by the perf glue ([`EventTable`]).
+#[repr(C)]
 pub(crate) struct CpuState {
     core: CpuHwEvents,
     fw: CpuFirmware,

@@ -224,7 +224,9 @@ impl Selectors {
 /// operations it made instead.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DelegStats {
-    /// SBI calls forwarded to the SBI implementation, indexed by function ID.
+    /// SBI calls forwarded to the SBI implementation, indexed by function ID. Starts, stops and
+    /// configurations are counted while any counter is delegated; without, the core's own
+    /// statistics count them.
     pub sbi_calls: [u64; Fid::COUNT],
     /// Functions carried out on delegated counters with CSRs only, indexed by function ID.
     pub csr_calls: [u64; Fid::COUNT],
@@ -443,18 +445,11 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
     }
 }
 
-impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
-    fn num_counters(&mut self) -> Result<usize, SbiError> {
-        self.count_sbi(Fid::NumCounters);
-        self.hart.num_counters()
-    }
-
-    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.count_sbi(Fid::CounterGetInfo);
-        self.hart.counter_get_info(counter_idx)
-    }
-
-    fn counter_config_matching(
+/// The [`Firmware`] functions of a hart with delegated counters. Without any, each call goes to
+/// the SBI implementation at once, inlined, as on a hart without delegation.
+impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
+    /// [`Firmware::counter_config_matching`] with counters delegated.
+    fn counter_config_matching_delegated(
         &mut self,
         base: usize,
         mask: usize,
@@ -493,7 +488,8 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
             .counter_config_matching(base, mask, flags, event_idx, event_data)
     }
 
-    fn counter_start(
+    /// [`Firmware::counter_start`] with counters delegated.
+    fn counter_start_delegated(
         &mut self,
         base: usize,
         mask: usize,
@@ -549,7 +545,13 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
         result
     }
 
-    fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
+    /// [`Firmware::counter_stop`] with counters delegated.
+    fn counter_stop_delegated(
+        &mut self,
+        base: usize,
+        mask: usize,
+        flags: StopFlags,
+    ) -> Result<(), SbiError> {
         let Some(logical) = Self::logical(base, mask) else {
             self.count_sbi(Fid::CounterStop);
             return self.hart.counter_stop(base, mask, flags);
@@ -596,6 +598,57 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
             }
         }
         result
+    }
+}
+
+impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
+    fn num_counters(&mut self) -> Result<usize, SbiError> {
+        self.count_sbi(Fid::NumCounters);
+        self.hart.num_counters()
+    }
+
+    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.count_sbi(Fid::CounterGetInfo);
+        self.hart.counter_get_info(counter_idx)
+    }
+
+    #[inline(always)]
+    fn counter_config_matching(
+        &mut self,
+        base: usize,
+        mask: usize,
+        flags: CfgFlags,
+        event_idx: EventIdx,
+        event_data: u64,
+    ) -> Result<usize, SbiError> {
+        if !self.deleg.active() {
+            return self
+                .hart
+                .counter_config_matching(base, mask, flags, event_idx, event_data);
+        }
+        self.counter_config_matching_delegated(base, mask, flags, event_idx, event_data)
+    }
+
+    #[inline(always)]
+    fn counter_start(
+        &mut self,
+        base: usize,
+        mask: usize,
+        flags: StartFlags,
+        initial_value: u64,
+    ) -> Result<(), SbiError> {
+        if !self.deleg.active() {
+            return self.hart.counter_start(base, mask, flags, initial_value);
+        }
+        self.counter_start_delegated(base, mask, flags, initial_value)
+    }
+
+    #[inline(always)]
+    fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
+        if !self.deleg.active() {
+            return self.hart.counter_stop(base, mask, flags);
+        }
+        self.counter_stop_delegated(base, mask, flags)
     }
 
     fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
