@@ -115,7 +115,7 @@ fn c_string<'a>(s: &str, buf: &'a mut [u8; 64]) -> Option<&'a CStr> {
     CStr::from_bytes_with_nul(buf.get(..=bytes.len())?).ok()
 }
 
-/// Without delegation ([`Delegation::sbi_only`]) `Hybrid` never touches the CSRs; should it, reads
+/// Without delegation ([`Delegation::SBI_ONLY`]) `Hybrid` never touches the CSRs; should it, reads
 /// give 0 and writes do nothing.
 impl CounterCsrs for SbiFirmware {
     #[inline(always)]
@@ -189,7 +189,7 @@ impl CpuFirmware {
     pub(crate) fn init(&mut self, sbi: SbiFirmware, setup: Option<&DelegSetup>) {
         self.hart = sbi;
         self.hart.csrs = setup.map(|s| s.csrs);
-        self.deleg.reinit_sbi_only();
+        self.deleg = Delegation::SBI_ONLY;
         self.selectors = setup.map(|s| s.selectors);
     }
 

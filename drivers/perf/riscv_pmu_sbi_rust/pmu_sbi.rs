@@ -46,7 +46,9 @@ use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
 use sbi_pmu::{
-    abi::{EventIdx, Fid, SbiError, SbiVersion, EXT_PMU, IMPL_ID_KVM, RISCV_MAX_COUNTERS},
+    abi::{
+        ErrnoTable, EventIdx, Fid, SbiError, SbiVersion, EXT_PMU, IMPL_ID_KVM, RISCV_MAX_COUNTERS,
+    },
     counters::{
         counters_in, group_fits, scounteren_base, user_read_allowed, HesState, HwEvent, HwFlags,
         PmuInfo,
@@ -815,7 +817,7 @@ impl perf::Driver for SbiPmu {
         let start = flags.contains(EventOpFlags::START);
         cpu.core
             .add(&mut cpu.fw.hybrid(), &mut hw, start)
-            .map_err(|err| errno(err.errno(compat::SBI_ERRNO_TABLE)))?;
+            .map_err(|err| errno(err.errno(ErrnoTable::for_kernel(compat::KERNEL_MAJOR))))?;
         // Adding with START starts the event, as `start` would.
         let bit = start
             .then(|| self.info.user_read_bit(hw.hw_flags(), || hw.idx()))

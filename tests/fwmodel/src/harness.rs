@@ -292,7 +292,7 @@ impl<D: CpuDriver> System<D> {
                     let hw = probe_delegated(&mut model);
                     Delegation::new(&info, hw, Selectors::from_table(QEMU_VIRT))
                 } else {
-                    Delegation::sbi_only()
+                    Delegation::SBI_ONLY
                 };
                 // Snapshot setup fails with NOT_SUPPORTED when the firmware lacks it: run without.
                 let _ = pmu.cpu_starting(&mut Hybrid::new(&mut model, &mut deleg));

@@ -18,9 +18,6 @@
 //! - `smp_call_function_single()` takes `bool wait` ([`SMP_WAIT`]);
 //! - `KVec::set_len` is gone; `KVec::inc_len` grows the length ([`kvec_set_len`]).
 //!
-//! And the kernel policies the driver follows as each kernel's C driver does:
-//! - `sbi_err_map_linux_errno()` maps six more SBI errors to their own errno ([`SBI_ERRNO_TABLE`]).
-//!
 //! And what a kernel without the export patches lacks (`Kbuild` passes
 //! `--cfg rpmu_no_sample_exports`): `perf_event_overflow()` and `perf_sample_event_took()`, without
 //! which the module counts and refuses sampling ([`SAMPLE_EXPORTS`], [`perf_sample_event_took`]).
@@ -68,16 +65,6 @@ pub(crate) fn perf_sample_event_took(ns: u64) {
 /// [`SAMPLE_EXPORTS`]), so there is nothing to report.
 #[cfg(rpmu_no_sample_exports)]
 pub(crate) fn perf_sample_event_took(_ns: u64) {}
-
-/// Which SBI error to errno mapping the kernel's `sbi_err_map_linux_errno()` has: the errno `add`
-/// returns when `counter_config_matching` fails, as the kernel's C driver returns it.
-#[cfg(not(rpmu_kernel_7))]
-pub(crate) const SBI_ERRNO_TABLE: sbi_pmu::abi::ErrnoTable = sbi_pmu::abi::ErrnoTable::Linux6_12;
-
-/// Which SBI error to errno mapping the kernel's `sbi_err_map_linux_errno()` has: the errno `add`
-/// returns when `counter_config_matching` fails, as the kernel's C driver returns it.
-#[cfg(rpmu_kernel_7)]
-pub(crate) const SBI_ERRNO_TABLE: sbi_pmu::abi::ErrnoTable = sbi_pmu::abi::ErrnoTable::Linux7;
 
 /// `module!` with the 6.12 key `author:`, which 7.x spells `authors: [..]`.
 #[cfg(not(rpmu_kernel_7))]

@@ -202,6 +202,17 @@ pub enum ErrnoTable {
     Linux7,
 }
 
+impl ErrnoTable {
+    /// The table of the kernel whose major version is `major`.
+    pub const fn for_kernel(major: u32) -> Self {
+        if major >= 7 {
+            Self::Linux7
+        } else {
+            Self::Linux6_12
+        }
+    }
+}
+
 impl SbiError {
     /// The positive Linux errno `sbi_err_map_linux_errno()` of the kernel `table` stands for gives
     /// for this error; the C driver returns it when `counter_config_matching` fails in
@@ -843,6 +854,13 @@ mod tests {
         for (err, _, linux_7) in ERRNO_TABLES {
             assert_eq!(err.to_errno(ErrnoTable::Linux7), linux_7, "{err:?}");
         }
+    }
+
+    #[test]
+    fn errno_table_follows_the_kernel_major() {
+        assert_eq!(ErrnoTable::for_kernel(6), ErrnoTable::Linux6_12);
+        assert_eq!(ErrnoTable::for_kernel(7), ErrnoTable::Linux7);
+        assert_eq!(ErrnoTable::for_kernel(8), ErrnoTable::Linux7);
     }
 
     #[test]

@@ -258,24 +258,19 @@ pub struct Delegation {
 
 impl Delegation {
     /// No delegated counter: every function goes to the SBI implementation.
-    pub const SBI_ONLY: Self = Self::sbi_only();
-
-    /// [`Delegation::SBI_ONLY`].
-    pub const fn sbi_only() -> Self {
-        Self {
-            delegated: 0,
-            identity: true,
-            configured: 0,
-            started: 0,
-            hw: [0; RISCV_MAX_COUNTERS],
-            event: [0; RISCV_MAX_COUNTERS],
-            selectors: Selectors::none(),
-            stats: DelegStats {
-                sbi_calls: [0; Fid::COUNT],
-                csr_calls: [0; Fid::COUNT],
-            },
-        }
-    }
+    pub const SBI_ONLY: Self = Self {
+        delegated: 0,
+        identity: true,
+        configured: 0,
+        started: 0,
+        hw: [0; RISCV_MAX_COUNTERS],
+        event: [0; RISCV_MAX_COUNTERS],
+        selectors: Selectors::none(),
+        stats: DelegStats {
+            sbi_calls: [0; Fid::COUNT],
+            csr_calls: [0; Fid::COUNT],
+        },
+    };
 
     /// Delegation of the usable hardware counters of `info` whose hardware counter is set in
     /// `delegated_hw` (bit `n` = hardware counter `n`, as [`probe_delegated`] finds), less the fixed
@@ -288,7 +283,7 @@ impl Delegation {
 
     /// Makes this [`Delegation::new`]'s value, in place (a CPU's state is not built on the stack).
     pub fn reinit(&mut self, info: &PmuInfo, delegated_hw: u64, selectors: &Selectors) {
-        self.reinit_sbi_only();
+        *self = Self::SBI_ONLY;
         self.selectors = *selectors;
         for i in counters_in(info.hw_mask) {
             let Some(h) = info.csr_index(i) else { continue };
@@ -299,11 +294,6 @@ impl Delegation {
                 self.identity &= usize::from(h) == i;
             }
         }
-    }
-
-    /// Makes this [`Delegation::SBI_ONLY`], in place.
-    pub fn reinit_sbi_only(&mut self) {
-        *self = Self::SBI_ONLY;
     }
 
     /// The logical counters programmed with CSRs.
@@ -374,9 +364,9 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
     /// counter the kernel reset kept its event, which then counted on no other counter (after a
     /// reload on the SBI path, `instructions` counted 0). Firmware writes the whole register.
     pub fn reset_in_firmware(&mut self) {
+        let cycles = EventIdx::hw(HwGeneralEvent::CpuCycles);
         for idx in counters_in(self.deleg.delegated) {
             self.count_sbi(Fid::CounterConfigMatching);
-            let cycles = EventIdx::hw(HwGeneralEvent::CpuCycles);
             if self
                 .hart
                 .counter_config_matching(idx, 1, CfgFlags::CLEAR_VALUE, cycles, 0)
