@@ -402,6 +402,19 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         (base as usize, (logical >> base) as usize)
     }
 
+    /// Loads delegated counter `idx` (configured, stopped) with `value` if there is one, and clears
+    /// its `OF` as the SBI implementation's start does: the next wrap interrupts. The caller clears
+    /// its `scountinhibit` bit.
+    #[inline(always)]
+    fn program_start(&mut self, idx: usize, value: Option<u64>) {
+        let event = self.deleg.event.get(idx).copied().unwrap_or(0);
+        self.select(idx);
+        if let Some(value) = value {
+            self.hart.sireg_write(value);
+        }
+        self.hart.sireg2_write(event);
+    }
+
     /// Configures delegated counter `idx` for `selector` with the filter hints of `flags`, as
     /// `counter_config_matching` does: stopped, with `OF` set (no interrupt until it starts), started
     /// with AUTO_START.
@@ -511,14 +524,11 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
             }
             // Counters without an event are skipped, as the SBI implementation skips them.
             let to_start = mine & self.deleg.configured & !self.deleg.started;
+            let value = flags
+                .contains(StartFlags::SET_INIT_VALUE)
+                .then_some(initial_value);
             for idx in counters_in(to_start) {
-                let event = self.deleg.event.get(idx).copied().unwrap_or(0);
-                self.select(idx);
-                if flags.contains(StartFlags::SET_INIT_VALUE) {
-                    self.hart.sireg_write(initial_value);
-                }
-                // A start clears OF, as the SBI implementation's does: the next wrap interrupts.
-                self.hart.sireg2_write(event);
+                self.program_start(idx, value);
             }
             self.hart.scountinhibit_clear(self.deleg.hw_bits(to_start));
             self.deleg.started |= to_start;
@@ -634,9 +644,33 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
     }
 
     #[inline(always)]
+    fn counter_start_one(&mut self, idx: usize, initial_value: u64) -> Result<(), SbiError> {
+        // A delegated counter that is configured and stopped, the overflow handler's case.
+        let b = bit(idx);
+        if self.deleg.configured & !self.deleg.started & b == 0 {
+            return self.counter_start(idx, 1, StartFlags::SET_INIT_VALUE, initial_value);
+        }
+        self.count_csr(Fid::CounterStart);
+        self.program_start(idx, Some(initial_value));
+        self.hart.scountinhibit_clear(self.deleg.hw_bits(b));
+        self.deleg.started |= b;
+        Ok(())
+    }
+
+    #[inline(always)]
     fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
         if !self.deleg.active() {
             return self.hart.counter_stop(base, mask, flags);
+        }
+        // Running delegated counters only, without flags (the overflow handler's stop): their
+        // `scountinhibit` bits.
+        let stop = mask as u64;
+        if base == 0 && flags.is_empty() && stop & !(self.deleg.delegated & self.deleg.started) == 0
+        {
+            self.count_csr(Fid::CounterStop);
+            self.hart.scountinhibit_set(self.deleg.hw_bits(stop));
+            self.deleg.started &= !stop;
+            return Ok(());
         }
         self.counter_stop_delegated(base, mask, flags)
     }

@@ -59,6 +59,13 @@ pub trait Firmware {
         initial_value: u64,
     ) -> Result<(), SbiError>;
 
+    /// [`Firmware::counter_start`] of the one counter `counter_idx` from `initial_value`
+    /// (SET_INIT_VALUE): the overflow handler's restart, which a backend may carry out faster.
+    #[inline(always)]
+    fn counter_start_one(&mut self, counter_idx: usize, initial_value: u64) -> Result<(), SbiError> {
+        self.counter_start(counter_idx, 1, StartFlags::SET_INIT_VALUE, initial_value)
+    }
+
     /// `sbi_pmu_counter_stop(counter_idx_base, counter_idx_mask, stop_flags)` (FID #4).
     fn counter_stop(
         &mut self,

@@ -1111,7 +1111,9 @@ impl CpuHwEvents {
         let idx = reload.trailing_zeros() as usize;
         let value = self.init_val.get(idx).copied().unwrap_or(0);
         self.stats.flushes = self.stats.flushes.wrapping_add(1);
-        let _ = self.sbi_start(fw, idx, 1, StartFlags::SET_INIT_VALUE, value);
+        self.count(Fid::CounterStart);
+        let r = fw.counter_start_one(idx, value);
+        let _ = self.note_error(r, SbiError::AlreadyStarted);
         // Plan::running_after: `want`, which is the running counters and the reload.
         self.running |= reload;
         self.known &= !self.running;
