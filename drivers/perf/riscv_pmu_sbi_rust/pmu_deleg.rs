@@ -18,6 +18,8 @@
 //! Which counters are delegated is found on each CPU as it starts, by the WARL probe of
 //! `scountinhibit` (`sbi_pmu::deleg::probe_delegated`).
 
+#![deny(unsafe_code)]
+
 use crate::glue::{
     csr::{self, DelegatedCsrs},
     of::{self, OfNode},

@@ -34,7 +34,7 @@ use pmu_sbi::{
     RV_IRQ_PMU,
 };
 
-glue::compat::module! {
+perf::module_pmu! {
     type: RiscvPmuSbiModule,
     name: "riscv_pmu_sbi_rust",
     author: "riscv_pmu_sbi_rust developers",
@@ -42,19 +42,18 @@ glue::compat::module! {
     license: "GPL",
 }
 
-/// The module's state: the PMU, the hotplug state that prepares each CPU's counters (and owns the
-/// counter overflow interrupt), the CPU PM notifier, the `kernel.perf_user_access` sysctl and the
-/// debugfs statistics.
+/// The module's state besides the PMU: the hotplug state that prepares each CPU's counters (and
+/// owns the counter overflow interrupt), the CPU PM notifier, the `kernel.perf_user_access` sysctl
+/// and the debugfs statistics.
 ///
-/// The PMU is registered last in `init` (nothing can fail after it: events may exist from then on).
-/// Fields drop in declaration order, at the module's exit, when no event is left (each holds a
-/// reference on the module): the PMU is unregistered before the CPU PM notifier and the hotplug
-/// state go; the latter releases the counters still mapped on every CPU and disables the overflow
-/// interrupt on each CPU before it frees it. The sysctl and the debugfs file go first.
+/// The PMU is registered after all of them and unregistered before them ([`perf::PmuModule`]),
+/// at the module's exit, when no event is left. Fields drop in declaration order: the sysctl and
+/// the debugfs file go first, then the CPU PM notifier, then the hotplug state, which releases
+/// the counters still mapped on every CPU and disables the overflow interrupt on each CPU before
+/// it frees it.
 struct SbiPmuModule {
     _user_access: Pin<KBox<sysctl::Registration<PerfUserAccess>>>,
     _stats: debugfs::Registration<SbiCallStats>,
-    _pmu: Pin<KBox<perf::Registration<SbiPmu>>>,
     _cpu_pm: Pin<KBox<cpu_pm::Registration<PmuSbiCpuPm>>>,
     _starting_cpu: Pin<KBox<cpuhp::Registration<PmuSbiStartingCpu>>>,
 }
@@ -66,43 +65,35 @@ enum RiscvPmuSbiModule {
         _module: SbiPmuModule,
     },
     Legacy {
-        _pmu: Pin<KBox<perf::Registration<LegacyPmu>>>,
         _time_access: Pin<KBox<cpuhp::Registration<pmu_legacy::LegacyStartingCpu>>>,
     },
 }
 
-impl kernel::Module for RiscvPmuSbiModule {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+impl perf::PmuModule for RiscvPmuSbiModule {
+    fn init(module: &'static ThisModule) -> Result<(Self, perf::Pmu)> {
         pmu_sbi::pmu_sbi_check_c_driver()?;
         if !pmu_sbi::has_pmu_extension() {
             let time_access = LegacyPmu::user_time_access()?;
             let (driver, cpus) = LegacyPmu::new()?;
-            // SAFETY: As for the SBI PMU below: the last step that can fail, kept in the module's
-            // state until its exit.
-            let registration = unsafe {
-                perf::Registration::new(
-                    module,
-                    driver,
-                    cpus,
-                    LegacyPmu::CAPABILITIES,
-                    &NO_ATTR_GROUPS,
-                )
-            };
-            let registration = KBox::pin_init(registration, GFP_KERNEL)
-                .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))?;
-            return Ok(Self::Legacy {
-                _pmu: registration,
+            let pmu = perf::Pmu::new(
+                module,
+                driver,
+                cpus,
+                LegacyPmu::CAPABILITIES,
+                &NO_ATTR_GROUPS,
+            )?;
+            let state = Self::Legacy {
                 _time_access: time_access,
-            });
+            };
+            return Ok((state, pmu));
         }
-        Ok(Self::Sbi {
-            _module: SbiPmuModule::init(module)?,
-        })
+        let (state, pmu) = SbiPmuModule::init(module)?;
+        Ok((Self::Sbi { _module: state }, pmu))
     }
 }
 
 impl SbiPmuModule {
-    fn init(module: &'static ThisModule) -> Result<Self> {
+    fn init(module: &'static ThisModule) -> Result<(Self, perf::Pmu)> {
         // Probed in place, on the heap: the PMU's counter table is about 1 KiB.
         let mut pmu = UniqueArc::new(SbiPmu::UNPROBED, GFP_KERNEL)?;
         pmu.probe()?;
@@ -167,19 +158,13 @@ impl SbiPmuModule {
             GFP_KERNEL,
         )?;
 
-        // SAFETY: The registration is the last step that can fail and goes into the module's state,
-        // which is dropped at the module's exit only, when no event holds the module.
-        let registration =
-            unsafe { perf::Registration::new(module, pmu, cpus, capabilities, attr_groups) };
-        let pmu = KBox::pin_init(registration, GFP_KERNEL)
-            .inspect_err(|err| pr_err!("registering the cpu PMU failed: {:?}\n", err))?;
-
-        Ok(Self {
+        let pmu = perf::Pmu::new(module, pmu, cpus, capabilities, attr_groups)?;
+        let state = Self {
             _user_access: user_access,
             _stats: stats,
-            _pmu: pmu,
             _cpu_pm: cpu_pm,
             _starting_cpu: starting_cpu,
-        })
+        };
+        Ok((state, pmu))
     }
 }

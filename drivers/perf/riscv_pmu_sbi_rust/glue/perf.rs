@@ -4,9 +4,9 @@
 //!
 //! C header: [`include/linux/perf_event.h`](srctree/include/linux/perf_event.h)
 //!
-//! A driver implements [`Driver`] and registers it with [`Registration`]. perf core then calls the
-//! driver through the `struct pmu` callbacks below, each of which lends the driver its state for
-//! the calling CPU and the event.
+//! A driver implements [`Driver`], and its module, made by [`module_pmu!`], registers it as a
+//! [`Pmu`]. perf core calls the driver through the `struct pmu` callbacks below, each of which
+//! lends the driver its state for the calling CPU and the event.
 //!
 //! # Who may write an event
 //!
@@ -37,7 +37,7 @@ use core::{
     marker::PhantomData,
     ops::Deref,
     ptr::{addr_of, addr_of_mut},
-    sync::atomic::{AtomicI64, AtomicU32, Ordering},
+    sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering},
 };
 use kernel::{
     c_str,
@@ -1011,27 +1011,155 @@ pub(crate) fn sample_event_took(ns: u64) {
     compat::perf_sample_event_took(ns);
 }
 
-/// A registered PMU: the `struct pmu` perf core knows, the driver and its per-CPU state.
+/// A PMU for perf core: the driver, its per-CPU state and the `struct pmu` that will name them,
+/// built by the module's initialisation and registered by the module [`module_pmu!`] makes, as
+/// its last step, which unregisters it first at the module's exit.
 ///
-/// # Invariants
-///
-/// The `struct pmu` in `container` is registered with perf core from the end of initialisation
-/// until drop, and its callbacks are those of [`Adapter<T>`].
+/// Nothing else registers a PMU, so no driver code can drop a registered PMU while one of its
+/// events exists.
 ///
 /// # Examples
 ///
 /// ```ignore
-/// let cpus = Arc::new(CpuStates::new(|_, _| ())?, GFP_KERNEL)?;
-/// // SAFETY: The registration is kept in the module's state, dropped at the module's exit.
-/// let pmu = KBox::pin_init(
-///     unsafe { Registration::new(module, Arc::new(Cycles, GFP_KERNEL)?, cpus, caps, &GROUPS) },
-///     GFP_KERNEL,
-/// )?;
+/// struct CyclesModule {
+///     _hotplug: Pin<KBox<cpuhp::Registration<StartingCpu>>>,
+/// }
+///
+/// impl PmuModule for CyclesModule {
+///     fn init(module: &'static ThisModule) -> Result<(Self, Pmu)> {
+///         let cpus = Arc::new(CpuStates::new(|_, _| ())?, GFP_KERNEL)?;
+///         let hotplug = KBox::pin_init(cpuhp::Registration::new(StartingCpu), GFP_KERNEL)?;
+///         let pmu = Pmu::new(module, Arc::new(Cycles, GFP_KERNEL)?, cpus, caps, &GROUPS)?;
+///         Ok((Self { _hotplug: hotplug }, pmu))
+///     }
+/// }
+///
+/// module_pmu! {
+///     type: CyclesModule,
+///     name: "cycles_pmu",
+///     author: "A. Developer",
+///     description: "A PMU that counts cycles",
+///     license: "GPL",
+/// }
 /// ```
+pub(crate) struct Pmu(Arc<dyn RegisterOnce>);
+
+impl Pmu {
+    /// The PMU of `driver`, with `cpus` as its per-CPU state; not yet known to perf core.
+    ///
+    /// `cpus` may be shared with code that borrows a CPU's state on that CPU with interrupts
+    /// disabled, such as an overflow interrupt.
+    pub(crate) fn new<T: Driver, const N: usize>(
+        module: &'static ThisModule,
+        driver: Arc<T>,
+        cpus: Arc<CpuStates<T::CpuState>>,
+        capabilities: Capabilities,
+        attr_groups: &'static AttributeGroups<N>,
+    ) -> Result<Self> {
+        let registration = try_pin_init!(Registration::<T> {
+            driver,
+            cpus,
+            registered: AtomicBool::new(false),
+            container <- Registration::<T>::container(module, capabilities, attr_groups),
+        }? Error);
+        let registration: Arc<dyn RegisterOnce> = Arc::pin_init(registration, GFP_KERNEL)?;
+        Ok(Self(registration))
+    }
+}
+
+/// A module's state `M` and its PMU, registered ([`PmuModule`], [`module_pmu!`]).
+///
+/// # Invariants
+///
+/// The PMU is registered. At most one value exists, built by the module's initialisation
+/// (`kernel::Module::init`, which succeeds once), and it is dropped at the module's exit, when no
+/// event holds a reference on the module.
+pub(crate) struct PmuModuleState<M> {
+    // Declared first: the PMU is unregistered before the rest of the module goes.
+    _pmu: Pmu,
+    _state: M,
+}
+
+/// A module that provides a PMU ([`module_pmu!`]).
+///
+/// # Examples
+///
+/// See [`Pmu`].
+pub(crate) trait PmuModule: Sized + Send + Sync {
+    /// Sets the module up: its state, kept until its exit, and its PMU, which is registered when
+    /// this returns (events may be created from then on, so nothing may fail after it).
+    fn init(module: &'static ThisModule) -> Result<(Self, Pmu)>;
+}
+
+/// Whether [`PmuModuleState`]'s `kernel::Module::init` ran.
+static PMU_MODULE_INIT: AtomicBool = AtomicBool::new(false);
+
+impl<M: PmuModule> kernel::Module for PmuModuleState<M> {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        // The module's initialisation calls this first; any other call is refused, so the value
+        // the module's `init` stores is the only one.
+        if PMU_MODULE_INIT.swap(true, Ordering::Relaxed) {
+            return Err(EBUSY);
+        }
+        let (state, pmu) = M::init(module)?;
+        // SAFETY: This value is the only one (see above). The module's initialisation stores it
+        // in the module's state and drops it at the module's exit only, after every event's
+        // reference on the module is gone; nothing can fail after the registration.
+        unsafe { pmu.0.register() }
+            .inspect_err(|err| pr_err!("registering the PMU failed: {:?}\n", err))?;
+        // INVARIANT: Registered, and built here only.
+        Ok(Self {
+            _pmu: pmu,
+            _state: state,
+        })
+    }
+}
+
+/// Declares a kernel module whose state is `type`, a [`PmuModule`], and which registers its PMU
+/// last and unregisters it first ([`PmuModuleState`]). The other keys are `module!`'s.
+///
+/// # Examples
+///
+/// See [`Pmu`].
+macro_rules! module_pmu {
+    (type: $t:ident, name: $n:tt, author: $a:tt, description: $d:tt, license: $l:tt $(,)?) => {
+        type __PmuModule = $crate::glue::perf::PmuModuleState<$t>;
+        $crate::glue::compat::module! {
+            type: __PmuModule,
+            name: $n,
+            author: $a,
+            description: $d,
+            license: $l,
+        }
+    };
+}
+pub(crate) use module_pmu;
+
+/// A PMU that can be registered once ([`Pmu`] without its driver type).
+trait RegisterOnce: Send + Sync {
+    /// Registers the PMU with perf core.
+    ///
+    /// # Safety
+    ///
+    /// Called at most once. Once it returned success, the PMU must not be dropped while an event
+    /// of the PMU exists: each event holds a reference on the module (perf core takes it at
+    /// `event_init` and drops it after `destroy`), so a PMU dropped at the module's exit is never
+    /// dropped under an event.
+    unsafe fn register(&self) -> Result;
+}
+
+/// A PMU: the `struct pmu` perf core knows once registered, the driver and its per-CPU state.
+///
+/// # Invariants
+///
+/// The `struct pmu` in `container` is initialised, with the callbacks of [`Adapter<T>`]; it is
+/// registered with perf core from a successful [`RegisterOnce::register`] until drop, when
+/// `registered` is set.
 #[pin_data(PinnedDrop)]
-pub(crate) struct Registration<T: Driver> {
+struct Registration<T: Driver> {
     driver: Arc<T>,
     cpus: Arc<CpuStates<T::CpuState>>,
+    registered: AtomicBool,
     #[pin]
     container: Opaque<T::Container>,
 }
@@ -1043,35 +1171,23 @@ unsafe impl<T: Driver> Sync for Registration<T> {}
 // SAFETY: Nothing in the registration is tied to the thread that created it.
 unsafe impl<T: Driver> Send for Registration<T> {}
 
-impl<T: Driver> Registration<T> {
-    /// Registers `driver` as a PMU with perf core, with `cpus` as its per-CPU state.
-    ///
-    /// Events may be created as soon as the PMU is registered (the module being loaded counts as
-    /// live), so registering must be the last step of the module's initialisation that can fail.
-    /// `cpus` may be shared with code that borrows a CPU's state on that CPU with interrupts
-    /// disabled, such as an overflow interrupt.
-    ///
-    /// # Safety
-    ///
-    /// The registration must not be dropped while an event of the PMU exists. Each event holds a
-    /// reference on `module` (perf core takes it at `event_init` and drops it after `destroy`), so
-    /// a registration kept in `module`'s state, dropped at the module's exit, is never dropped
-    /// under an event; it must not be dropped earlier.
-    pub(crate) unsafe fn new<const N: usize>(
-        module: &'static ThisModule,
-        driver: Arc<T>,
-        cpus: Arc<CpuStates<T::CpuState>>,
-        capabilities: Capabilities,
-        attr_groups: &'static AttributeGroups<N>,
-    ) -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            driver,
-            cpus,
-            container <- Self::register(module, capabilities, attr_groups),
-        }? Error)
+impl<T: Driver> RegisterOnce for Registration<T> {
+    unsafe fn register(&self) -> Result {
+        // CAST: By the contract of `PmuContainer` the `struct pmu` is at offset 0.
+        let pmu = self.container.get().cast::<bindings::pmu>();
+        // SAFETY: `pmu` is initialised (type invariant) and, the registration being pinned in its
+        // `Arc`, stays at this address until drop, which unregisters it; the name is a static
+        // string; every other field is initialised, so the callbacks find them. It is registered
+        // once (the caller's guarantee).
+        to_result(unsafe { bindings::perf_pmu_register(pmu, T::NAME.as_char_ptr(), T::TYPE) })?;
+        // INVARIANT: Registered.
+        self.registered.store(true, Ordering::Relaxed);
+        Ok(())
     }
+}
 
-    fn register<const N: usize>(
+impl<T: Driver> Registration<T> {
+    fn container<const N: usize>(
         module: &'static ThisModule,
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
@@ -1133,17 +1249,11 @@ impl<T: Driver> Registration<T> {
                 ..Default::default()
             };
             let container = compat::opaque_ptr(slot);
-            // SAFETY: `slot` is valid for writes and pinned: the registration does not move.
+            // SAFETY: `slot` is valid for writes.
             unsafe { container.write(T::Container::new(pmu)) };
-            // CAST: By the contract of `PmuContainer` the `struct pmu` is at offset 0.
-            let pmu = container.cast::<bindings::pmu>();
-            // SAFETY: `pmu` is initialised and stays at this address until `drop` unregisters it;
-            // the name is a static string. The other fields of the registration are initialised
-            // before this one, so the callbacks find them.
-            to_result(unsafe { bindings::perf_pmu_register(pmu, T::NAME.as_char_ptr(), T::TYPE) })
+            Ok(())
         };
-        // SAFETY: On success the closure has initialised the slot; on failure perf core has
-        // undone its part and the slot holds nothing that needs dropping.
+        // SAFETY: The closure initialises the slot and does not fail.
         unsafe { pin_init_from_closure(init) }
     }
 }
@@ -1151,12 +1261,15 @@ impl<T: Driver> Registration<T> {
 #[pinned_drop]
 impl<T: Driver> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
+        if !self.registered.load(Ordering::Relaxed) {
+            return;
+        }
         // CAST: By the contract of `PmuContainer` the `struct pmu` is at offset 0.
         let pmu = self.container.get().cast::<bindings::pmu>();
-        // No event is left (the safety requirement of `new`), so no callback of an event can run.
-        // An event being created calls `event_init` under `pmus_srcu` after taking its reference
-        // on the module, which fails once the module is going; perf_pmu_unregister() waits for
-        // such a call to finish (`synchronize_srcu()`).
+        // No event is left (the safety requirement of `register`), so no callback of an event can
+        // run. An event being created calls `event_init` under `pmus_srcu` after taking its
+        // reference on the module, which fails once the module is going; perf_pmu_unregister()
+        // waits for such a call to finish (`synchronize_srcu()`).
         // SAFETY: By the type invariant the PMU is registered; after this no callback can reach
         // the other fields, so they outlive every use by perf core.
         unsafe { bindings::perf_pmu_unregister(pmu) };
@@ -1181,7 +1294,7 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: `container` is the `container` field of a `Registration<T>`.
         let registration =
             unsafe { compat::container_of_mut!(container, Registration<T>, container) };
-        // SAFETY: The registration outlives its callbacks (see `new`).
+        // SAFETY: The registration outlives its callbacks (see `RegisterOnce::register`).
         unsafe { &*registration }
     }
 

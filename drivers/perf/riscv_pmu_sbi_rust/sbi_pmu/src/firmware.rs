@@ -62,7 +62,11 @@ pub trait Firmware {
     /// [`Firmware::counter_start`] of the one counter `counter_idx` from `initial_value`
     /// (SET_INIT_VALUE): the overflow handler's restart, which a backend may carry out faster.
     #[inline(always)]
-    fn counter_start_one(&mut self, counter_idx: usize, initial_value: u64) -> Result<(), SbiError> {
+    fn counter_start_one(
+        &mut self,
+        counter_idx: usize,
+        initial_value: u64,
+    ) -> Result<(), SbiError> {
         self.counter_start(counter_idx, 1, StartFlags::SET_INIT_VALUE, initial_value)
     }
 
