@@ -472,8 +472,10 @@ def plan(args, rules, dtbs, papi):
     boots = []
     for entry, driver in sorted(jobs, key=lambda job: -ENTRIES[job[0]].minutes):
         suites = entry_suites(entry, args.suites)
-        # KVM's selftest checks the L1 guest, the same in both boots: the C boot runs it.
-        l1_selftest = driver == "c" or "c" not in args.drivers
+        # KVM's selftest checks the L1 guest, the same in both boots: the C boot runs it (some entries only in
+        # full).
+        l1_selftest = (driver == "c" or "c" not in args.drivers) and (
+            not ENTRIES[entry].l1_selftest_in_full_only or entry in args.full or "all" in args.full)
         cmd = qemu_run_command(entry, driver, suites, args.out, args.timeout, args.module,
                                expectations.skips(rules, entry, driver, args.full), args.full, dtbs, papi,
                                l1_selftest)

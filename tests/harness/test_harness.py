@@ -67,8 +67,8 @@ class QemuRunCommand(unittest.TestCase):
         cmd = command("kvm", "c", l1_selftest=True)
         self.assertEqual(cmd[cmd.index("--outer-qemu") + 1], "patched")
         self.assertIn("patched outer QEMU", matrix.ENTRIES["kvm"].about)
-        others = [e for e in matrix.ENTRIES if e != "kvm" and "--outer-qemu" in command(e, "c", l1_selftest=True)]
-        self.assertEqual(others, [])
+        patched = [e for e in matrix.ENTRIES if "--outer-qemu" in command(e, "c", l1_selftest=True)]
+        self.assertEqual(patched, ["kvm", "7.3-kvm"])
 
     def test_full_entry_runs_every_test(self):
         self.assertNotIn("--only", command("kvm", full=["kvm"]))
@@ -105,9 +105,8 @@ class QemuRunCommand(unittest.TestCase):
         self.assertEqual(matrix.ENTRIES["7.3-sbi3"].kernel, "7.3")
         self.assertEqual(matrix.ENTRIES["sbi3"].kernel, "6.12")
 
-    def test_7_3_kvm_runs_when_named_only(self):
-        self.assertNotIn("7.3-kvm", matrix.DEFAULT_ENTRIES)
-        self.assertIn("kvm", matrix.DEFAULT_ENTRIES)
+    def test_7_3_kvm_is_the_kvm_entry_on_7_3(self):
+        self.assertIn("7.3-kvm", matrix.DEFAULT_ENTRIES)
         cmd = command("7.3-kvm")
         self.assertEqual(cmd[cmd.index("--kernel") + 1], "7.3")
         self.assertIn("--nested", cmd)
@@ -129,6 +128,17 @@ class Plan(unittest.TestCase):
                          [("no-sscofpmf", "c"), ("no-sscofpmf", "rust"), ("sscofpmf-smp2", "c"),
                           ("sscofpmf-smp2", "rust"), ("sbi02", "c"), ("sbi02", "rust")])
         self.assertEqual(jobs[0], ("sbi02", "c"))
+
+
+    def test_l1_selftest_on_7_3_kvm_in_full_only(self):
+        def c_boot(entry, full):
+            args = argparse.Namespace(entries=[entry], drivers=["c", "rust"], suites=["checks"], full=full,
+                                      out="OUT", timeout=1500, module=None)
+            return [b[3] for b in harness.plan(args, harness.load_expectations(), {}, None)[1] if b[1] == "c"][0]
+        self.assertNotIn("--no-l1-selftest", c_boot("kvm", [""]))
+        self.assertIn("--no-l1-selftest", c_boot("7.3-kvm", [""]))
+        self.assertNotIn("--no-l1-selftest", c_boot("7.3-kvm", ["kvm", "7.3-kvm"]))
+        self.assertNotIn("--no-l1-selftest", c_boot("7.3-kvm", ["all"]))
 
 
 class ExpectationFiles(unittest.TestCase):
