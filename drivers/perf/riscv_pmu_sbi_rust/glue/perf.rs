@@ -870,7 +870,7 @@ pub(crate) unsafe trait PmuContainer: Sized {
 
 /// A PMU driver.
 ///
-/// perf core calls these methods through the `struct pmu` callbacks of a [`Registration`]. All but
+/// perf core calls these methods through the `struct pmu` callbacks of its [`Pmu`]. All but
 /// `event_init`, `destroy` and the mmap callbacks run on the CPU the event counts on, with
 /// interrupts disabled, and get that CPU's state, borrowed for the call.
 ///
