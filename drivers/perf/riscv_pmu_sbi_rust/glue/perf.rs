@@ -1175,11 +1175,12 @@ impl<T: Driver> RegisterOnce for Registration<T> {
     unsafe fn register(&self) -> Result {
         // CAST: By the contract of `PmuContainer` the `struct pmu` is at offset 0.
         let pmu = self.container.get().cast::<bindings::pmu>();
-        // SAFETY: `pmu` is initialised (type invariant) and, the registration being pinned in its
-        // `Arc`, stays at this address until drop, which unregisters it; the name is a static
-        // string; every other field is initialised, so the callbacks find them. It is registered
-        // once (the caller's guarantee).
-        to_result(unsafe { bindings::perf_pmu_register(pmu, T::NAME.as_char_ptr(), T::TYPE) })?;
+        // The registration is pinned in its `Arc`: `pmu` stays at this address until drop, which
+        // unregisters it. Every other field is initialised, so the callbacks find them.
+        // SAFETY: `pmu` is initialised (type invariant) and registered once (the caller's
+        // guarantee); the name is a static string.
+        let ret = unsafe { bindings::perf_pmu_register(pmu, T::NAME.as_char_ptr(), T::TYPE) };
+        to_result(ret)?;
         // INVARIANT: Registered.
         self.registered.store(true, Ordering::Relaxed);
         Ok(())
