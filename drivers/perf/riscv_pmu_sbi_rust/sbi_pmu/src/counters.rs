@@ -191,6 +191,16 @@ pub fn counter_of(idx: i32) -> Option<usize> {
     (idx < RISCV_MAX_COUNTERS).then_some(idx)
 }
 
+/// Bit `idx` of a counter mask; 0 for an index past the 64 counters.
+#[inline(always)]
+pub const fn bit(idx: usize) -> u64 {
+    if idx < RISCV_MAX_COUNTERS {
+        1 << idx
+    } else {
+        0
+    }
+}
+
 /// The counters in `mask`, lowest first: the index of each set bit.
 #[inline]
 pub fn counters_in(mut mask: u64) -> impl Iterator<Item = usize> {

@@ -29,7 +29,7 @@ use crate::abi::{
     CfgFlags, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, StartFlags, StopFlags,
     RISCV_MAX_COUNTERS,
 };
-use crate::counters::{counters_in, PmuInfo};
+use crate::counters::{bit, counters_in, PmuInfo};
 use crate::dt::DtPmuMaps;
 use crate::firmware::Firmware;
 
@@ -38,16 +38,6 @@ use crate::firmware::Firmware;
 pub const SISELECT_COUNTER_BASE: usize = 0x40;
 /// `mhpmevent.OF` (Sscofpmf): the counter overflowed; while set, a wrap raises no interrupt.
 pub const MHPMEVENT_OF: u64 = 1 << 63;
-/// `mhpmevent.MINH` (Sscofpmf): no counting in M-mode.
-pub const MHPMEVENT_MINH: u64 = 1 << 62;
-/// `mhpmevent.SINH` (Sscofpmf): no counting in S/HS-mode.
-pub const MHPMEVENT_SINH: u64 = 1 << 61;
-/// `mhpmevent.UINH` (Sscofpmf): no counting in U-mode.
-pub const MHPMEVENT_UINH: u64 = 1 << 60;
-/// `mhpmevent.VSINH` (Sscofpmf): no counting in VS-mode.
-pub const MHPMEVENT_VSINH: u64 = 1 << 59;
-/// `mhpmevent.VUINH` (Sscofpmf): no counting in VU-mode.
-pub const MHPMEVENT_VUINH: u64 = 1 << 58;
 /// The event selector bits of `mhpmevent` below the Sscofpmf bits (56 bits, raw events v2).
 pub const MHPMEVENT_SELECTOR: u64 = (1 << 56) - 1;
 /// The bits of a raw event (type #2) selector: `mhpmeventX[47:0]`.
@@ -57,35 +47,11 @@ const RAW_V1_SELECTOR: u64 = (1 << 48) - 1;
 /// reserved), as a bitmap of hardware counters.
 pub const FIXED_HW_COUNTERS: u64 = 0b111;
 
-/// Bit `idx` of a counter mask; 0 for an index past 63.
-const fn bit(idx: usize) -> u64 {
-    if idx < RISCV_MAX_COUNTERS {
-        1 << idx
-    } else {
-        0
-    }
-}
-
-/// The `mhpmevent` inhibit bits for the `config_matching` filter hints (SBI Table 8's SET_xINH bits,
-/// Sscofpmf's xINH bits).
+/// The `mhpmevent` inhibit bits for the `config_matching` filter hints: SBI Table 8's SET_VUINH,
+/// SET_VSINH, SET_UINH, SET_SINH and SET_MINH (bits 3 to 7) are Sscofpmf's VUINH, VSINH, UINH, SINH
+/// and MINH (bits 58 to 62), in the same order.
 pub const fn mhpmevent_inhibit(flags: CfgFlags) -> u64 {
-    let mut bits = 0;
-    if flags.contains(CfgFlags::SET_MINH) {
-        bits |= MHPMEVENT_MINH;
-    }
-    if flags.contains(CfgFlags::SET_SINH) {
-        bits |= MHPMEVENT_SINH;
-    }
-    if flags.contains(CfgFlags::SET_UINH) {
-        bits |= MHPMEVENT_UINH;
-    }
-    if flags.contains(CfgFlags::SET_VSINH) {
-        bits |= MHPMEVENT_VSINH;
-    }
-    if flags.contains(CfgFlags::SET_VUINH) {
-        bits |= MHPMEVENT_VUINH;
-    }
-    bits
+    ((flags.intersection(CfgFlags::INHIBIT_HINTS).bits() as u64) >> 3) << 58
 }
 
 /// The delegated counter CSRs of the calling hart: `siselect`, `sireg`, `sireg2` and
@@ -396,6 +362,14 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         (shifted >> base == mask).then_some(shifted)
     }
 
+    /// The delegated and the other logical counters of a `(counter_idx_base, counter_idx_mask)`
+    /// pair; `None` when none is delegated or a counter falls outside the 64 the driver handles.
+    fn split(&self, base: usize, mask: usize) -> Option<(u64, u64)> {
+        let logical = Self::logical(base, mask)?;
+        let mine = logical & self.deleg.delegated;
+        (mine != 0).then_some((mine, logical & !self.deleg.delegated))
+    }
+
     /// The `(counter_idx_base, counter_idx_mask)` of the logical counters `logical` (not 0).
     fn base_mask(logical: u64) -> (usize, usize) {
         let base = logical.trailing_zeros();
@@ -499,40 +473,32 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
         flags: StartFlags,
         initial_value: u64,
     ) -> Result<(), SbiError> {
-        let Some(logical) = Self::logical(base, mask) else {
+        let Some((mine, rest)) = self.split(base, mask) else {
             self.count_sbi(Fid::CounterStart);
             return self.hart.counter_start(base, mask, flags, initial_value);
         };
-        let mine = logical & self.deleg.delegated;
-        if mine == 0 {
-            self.count_sbi(Fid::CounterStart);
-            return self.hart.counter_start(base, mask, flags, initial_value);
+        if flags.contains(StartFlags::INIT_SNAPSHOT) {
+            // Delegated counters have no snapshot memory.
+            return Err(SbiError::InvalidParam);
         }
-        let rest = logical & !self.deleg.delegated;
+        if flags.contains(StartFlags::SET_INIT_VALUE) && !mine.is_power_of_two() {
+            return Err(SbiError::InvalidParam);
+        }
+        self.count_csr(Fid::CounterStart);
         let mut result = Ok(());
-        {
-            if flags.contains(StartFlags::INIT_SNAPSHOT) {
-                // Delegated counters have no snapshot memory.
-                return Err(SbiError::InvalidParam);
-            }
-            if flags.contains(StartFlags::SET_INIT_VALUE) && !mine.is_power_of_two() {
-                return Err(SbiError::InvalidParam);
-            }
-            self.count_csr(Fid::CounterStart);
-            if mine & self.deleg.started != 0 {
-                result = Err(SbiError::AlreadyStarted);
-            }
-            // Counters without an event are skipped, as the SBI implementation skips them.
-            let to_start = mine & self.deleg.configured & !self.deleg.started;
-            let value = flags
-                .contains(StartFlags::SET_INIT_VALUE)
-                .then_some(initial_value);
-            for idx in counters_in(to_start) {
-                self.program_start(idx, value);
-            }
-            self.hart.scountinhibit_clear(self.deleg.hw_bits(to_start));
-            self.deleg.started |= to_start;
+        if mine & self.deleg.started != 0 {
+            result = Err(SbiError::AlreadyStarted);
         }
+        // Counters without an event are skipped, as the SBI implementation skips them.
+        let to_start = mine & self.deleg.configured & !self.deleg.started;
+        let value = flags
+            .contains(StartFlags::SET_INIT_VALUE)
+            .then_some(initial_value);
+        for idx in counters_in(to_start) {
+            self.program_start(idx, value);
+        }
+        self.hart.scountinhibit_clear(self.deleg.hw_bits(to_start));
+        self.deleg.started |= to_start;
         if rest != 0 {
             // Without snapshot memory (delegation has none) the base changes nothing.
             let (base, mask) = Self::base_mask(rest);
@@ -552,42 +518,34 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
         mask: usize,
         flags: StopFlags,
     ) -> Result<(), SbiError> {
-        let Some(logical) = Self::logical(base, mask) else {
+        let Some((mine, rest)) = self.split(base, mask) else {
             self.count_sbi(Fid::CounterStop);
             return self.hart.counter_stop(base, mask, flags);
         };
-        let mine = logical & self.deleg.delegated;
-        if mine == 0 {
-            self.count_sbi(Fid::CounterStop);
-            return self.hart.counter_stop(base, mask, flags);
+        if flags.contains(StopFlags::TAKE_SNAPSHOT) {
+            return Err(SbiError::NoShmem);
         }
-        let rest = logical & !self.deleg.delegated;
+        self.count_csr(Fid::CounterStop);
+        // Every counter of the set is inhibited, also one started before the backend knew it (the
+        // first reset at CPU start).
+        self.hart.scountinhibit_set(self.deleg.hw_bits(mine));
         let mut result = Ok(());
-        {
-            if flags.contains(StopFlags::TAKE_SNAPSHOT) {
-                return Err(SbiError::NoShmem);
-            }
-            self.count_csr(Fid::CounterStop);
-            // Every counter of the set is inhibited, also one started before the backend knew it
-            // (the first reset at CPU start).
-            self.hart.scountinhibit_set(self.deleg.hw_bits(mine));
-            if mine & self.deleg.configured & !self.deleg.started != 0 {
-                result = Err(SbiError::AlreadyStopped);
-            }
-            self.deleg.started &= !mine;
-            if flags.contains(StopFlags::RESET) {
-                for idx in counters_in(mine) {
-                    self.select(idx);
-                    // No event, and nothing else: an implementation may take only an all-zero
-                    // mhpmevent as the end of the counter's event (QEMU 10.0 does), and a counter
-                    // without an event cannot overflow.
-                    self.hart.sireg2_write(0);
-                    if let Some(slot) = self.deleg.event.get_mut(idx) {
-                        *slot = 0;
-                    }
+        if mine & self.deleg.configured & !self.deleg.started != 0 {
+            result = Err(SbiError::AlreadyStopped);
+        }
+        self.deleg.started &= !mine;
+        if flags.contains(StopFlags::RESET) {
+            for idx in counters_in(mine) {
+                self.select(idx);
+                // No event, and nothing else: an implementation may take only an all-zero mhpmevent
+                // as the end of the counter's event (QEMU 10.0 does), and a counter without an
+                // event cannot overflow.
+                self.hart.sireg2_write(0);
+                if let Some(slot) = self.deleg.event.get_mut(idx) {
+                    *slot = 0;
                 }
-                self.deleg.configured &= !mine;
             }
+            self.deleg.configured &= !mine;
         }
         if rest != 0 {
             let (base, mask) = Self::base_mask(rest);

@@ -34,9 +34,9 @@ use crate::abi::{
     StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use crate::counters::{
-    counters_in, counting_floor, event_set_period, event_update_with, HesState, HwEvent, HwFlags,
+    bit, counters_in, counting_floor, event_set_period, event_update_with, HesState, HwEvent,
+    HwFlags, PmuInfo, IDX_NONE,
 };
-use crate::counters::{PmuInfo, IDX_NONE};
 use crate::errno::ENOENT;
 use crate::firmware::Firmware;
 use crate::plan::{FlushState, Plan};
@@ -187,14 +187,6 @@ pub struct CpuHwEvents {
     init_val: [u64; RISCV_MAX_COUNTERS],
     mapped: [Option<SlotConfig>; RISCV_MAX_COUNTERS],
     stats: PmuStats,
-}
-
-const fn bit(idx: usize) -> u64 {
-    if idx < RISCV_MAX_COUNTERS {
-        1 << idx
-    } else {
-        0
-    }
 }
 
 /// Sets `slots[idx]`; nothing for an index past the table.
