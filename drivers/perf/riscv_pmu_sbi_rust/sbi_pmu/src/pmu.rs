@@ -1103,9 +1103,7 @@ impl CpuHwEvents {
         let idx = reload.trailing_zeros() as usize;
         let value = self.init_val.get(idx).copied().unwrap_or(0);
         self.stats.flushes = self.stats.flushes.wrapping_add(1);
-        self.count(Fid::CounterStart);
-        let r = fw.counter_start_one(idx, value);
-        let _ = self.note_error(r, SbiError::AlreadyStarted);
+        let _ = self.sbi_start_one(fw, idx, value);
         // Plan::running_after: `want`, which is the running counters and the reload.
         self.running |= reload;
         self.known &= !self.running;
@@ -1150,14 +1148,14 @@ impl CpuHwEvents {
             let _ = self.sbi_stop(fw, plan.reset, StopFlags::RESET);
         }
         if plan.start != 0 {
-            let _ = self.sbi_start(fw, 0, plan.start, StartFlags::empty(), 0);
+            let _ = self.sbi_start(fw, plan.start, StartFlags::empty());
         }
         if plan.start_snapshot != 0 {
             self.start_from_snapshot(fw, plan.start_snapshot);
         }
         for idx in counters_in(plan.start_with_value) {
             let value = self.init_val.get(idx).copied().unwrap_or(0);
-            let _ = self.sbi_start(fw, idx, 1, StartFlags::SET_INIT_VALUE, value);
+            let _ = self.sbi_start_one(fw, idx, value);
         }
     }
 
@@ -1210,7 +1208,7 @@ impl CpuHwEvents {
         // in it without ever clearing them; INIT_SNAPSHOT loads the page, so a cleared bitmap here
         // keeps a past overflow from being reported again at the next stop.
         fw.clear_snapshot_overflow_mask();
-        let _ = self.sbi_start(fw, 0, cmask, StartFlags::INIT_SNAPSHOT, 0);
+        let _ = self.sbi_start(fw, cmask, StartFlags::INIT_SNAPSHOT);
     }
 
     #[inline]
@@ -1255,13 +1253,24 @@ impl CpuHwEvents {
     fn sbi_start<F: Firmware>(
         &mut self,
         fw: &mut F,
-        cbase: usize,
         cmask: u64,
         flags: StartFlags,
+    ) -> Result<(), SbiError> {
+        self.count(Fid::CounterStart);
+        let r = fw.counter_start(0, cmask as usize, flags, 0);
+        self.note_error(r, SbiError::AlreadyStarted)
+    }
+
+    /// Starts counter `idx` from `value` ([`Firmware::counter_start_one`]).
+    #[inline(always)]
+    fn sbi_start_one<F: Firmware>(
+        &mut self,
+        fw: &mut F,
+        idx: usize,
         value: u64,
     ) -> Result<(), SbiError> {
         self.count(Fid::CounterStart);
-        let r = fw.counter_start(cbase, cmask as usize, flags, value);
+        let r = fw.counter_start_one(idx, value);
         self.note_error(r, SbiError::AlreadyStarted)
     }
 
