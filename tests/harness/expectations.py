@@ -8,6 +8,8 @@ import os
 import re
 from typing import NamedTuple
 
+from matrix import runs_in_full
+
 DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "expectations")
 REASONS = "reasons.txt"
 # The files in lookup order (see selection.tsv's header), each with the kind of its rows: a fixed kind, or None
@@ -136,7 +138,7 @@ def skips(rules, entry, driver, full):
     """run-suites' --skip options for a boot, in row order: the sections the known failures say not to run on this
     entry (kind skip), and the ones make test's short version leaves to another entry (kind short), unless the
     entry runs in full (`full`: entry names, or "all")."""
-    whole = entry in full or "all" in full
+    whole = runs_in_full(entry, full)
     out = []
     for rule in rules:
         if rule.kind == "short" and whole:

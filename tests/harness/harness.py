@@ -23,7 +23,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [HERE, os.path.join(TOP, "scripts")]
 import expectations  # noqa: E402
 import qemu_run_lib  # noqa: E402  (scripts/qemu-run's options, exit statuses and their meanings)
-from matrix import DEFAULT_ENTRIES, ENTRIES, LEAN_SUITES, entry_suites  # noqa: E402
+from matrix import DEFAULT_ENTRIES, ENTRIES, LEAN_SUITES, entry_suites, runs_in_full  # noqa: E402
 
 BASELINE = os.path.join(TOP, "tests/expectations/baseline-c.tsv")
 
@@ -343,8 +343,7 @@ def qemu_run_command(entry, driver, suites, outdir, timeout, module, skips, full
         cmd += ["--lean-root"]
     if parsed.nested and not l1_selftest:
         cmd += ["--no-l1-selftest"]
-    whole = entry in full or "all" in full
-    only = [] if whole else [a for glob in ENTRIES[entry].only for a in ("--only", glob)]
+    only = [] if runs_in_full(entry, full) else [a for glob in ENTRIES[entry].only for a in ("--only", glob)]
     return cmd + ["--", "/opt/rpmu/run-suites", *skips, *only, *suites]
 
 
@@ -475,7 +474,7 @@ def plan(args, rules, dtbs, papi):
         # KVM's selftest checks the L1 guest, the same in both boots: the C boot runs it (some entries only in
         # full).
         l1_selftest = (driver == "c" or "c" not in args.drivers) and (
-            not ENTRIES[entry].l1_selftest_in_full_only or entry in args.full or "all" in args.full)
+            not ENTRIES[entry].l1_selftest_in_full_only or runs_in_full(entry, args.full))
         cmd = qemu_run_command(entry, driver, suites, args.out, args.timeout, args.module,
                                expectations.skips(rules, entry, driver, args.full), args.full, dtbs, papi,
                                l1_selftest)

@@ -168,3 +168,9 @@ def entry_suites(entry, suites):
     e = ENTRIES[entry]
     return [s for s in suites if (e.suites is None or s in e.suites)
             and (s not in ENTRY_ONLY_SUITES or s in e.own_suites)]
+
+
+def runs_in_full(entry, full):
+    """Whether the entry runs every test (`full`: the entry names of --full, or "all"), not make test's short
+    version."""
+    return entry in full or "all" in full

@@ -129,7 +129,6 @@ class Plan(unittest.TestCase):
                           ("sscofpmf-smp2", "rust"), ("sbi02", "c"), ("sbi02", "rust")])
         self.assertEqual(jobs[0], ("sbi02", "c"))
 
-
     def test_l1_selftest_on_7_3_kvm_in_full_only(self):
         def c_boot(entry, full):
             args = argparse.Namespace(entries=[entry], drivers=["c", "rust"], suites=["checks"], full=full,
