@@ -603,7 +603,8 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
 
     #[inline(always)]
     fn counter_start_one(&mut self, idx: usize, initial_value: u64) -> Result<(), SbiError> {
-        // A delegated counter that is configured and stopped, the overflow handler's case.
+        // A delegated counter that is configured and stopped: the overflow handler's restart, and a
+        // flush's start from a new value.
         let b = bit(idx);
         if self.deleg.configured & !self.deleg.started & b == 0 {
             return self.counter_start(idx, 1, StartFlags::SET_INIT_VALUE, initial_value);

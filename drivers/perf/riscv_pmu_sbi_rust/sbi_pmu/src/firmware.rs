@@ -60,7 +60,8 @@ pub trait Firmware {
     ) -> Result<(), SbiError>;
 
     /// [`Firmware::counter_start`] of the one counter `counter_idx` from `initial_value`
-    /// (SET_INIT_VALUE): the overflow handler's restart, which a backend may carry out faster.
+    /// (SET_INIT_VALUE): every start from a new value, the overflow handler's restart among them,
+    /// which a backend may carry out faster.
     #[inline(always)]
     fn counter_start_one(
         &mut self,
