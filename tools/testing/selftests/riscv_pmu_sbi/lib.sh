@@ -77,6 +77,15 @@ klog_has() {
   grep -q "$@" <<<"$(dmesg)"
 }
 
+# rust_delegates: whether the Rust driver, as last loaded, programs the hardware counters with CSRs (counter
+# delegation): its kernel log since its last "SBI PMU extension is available" line says so. It then makes no SBI
+# call for hardware events and has no snapshot memory.
+rust_delegates() {
+  awk '/riscv_pmu_sbi_rust: SBI PMU extension is available/ { d = 0 }
+    /riscv_pmu_sbi_rust: counter delegation: hardware counters programmed with CSRs/ { d = 1 }
+    END { exit !d }' <<<"$(dmesg)"
+}
+
 # attempts NAME FUNCTION [ARGS...]: the check NAME, passed when FUNCTION [ARGS...] returns 0, which is called at
 # most three times where QEMU runs without -icount (RPMU_ICOUNT not 1) and once under -icount. For the checks whose
 # samples depend on host timing: without -icount QEMU raises the overflow interrupt of cycles and instructions from
