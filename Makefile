@@ -4,7 +4,7 @@
 #   make run        boot a RISC-V QEMU machine with the driver loaded and show perf counting and sampling
 #   make test       every test: host tests, module build checks, then the QEMU harness on both drivers, on
 #                   Linux 6.12 and on the 7.3 entries (their short version: see tests/harness/matrix.py)
-#   make test-full  make test without its short version: every test on every entry (about 50 minutes warm)
+#   make test-full  make test without its short version: every test on every entry, every entry on both kernels
 #   make test-kvm   every guest check in the kvm and 7.3-kvm entries, with KVM's selftest in the L1 guest (make
 #                   test runs a subset there: nested guests are slow)
 #   make bench      both drivers side by side on the bench kernels of Linux 6.12 and 7.3 (the test kernels

@@ -12,8 +12,8 @@ from matrix import runs_in_full
 
 DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "expectations")
 REASONS = "reasons.txt"
-# The files in lookup order (see selection.tsv's header), each with the kind of its rows: a fixed kind, or None
-# when a column gives it (and the kinds that column allows).
+# The files in order (selection.tsv's rows only select: see lookup()), each with the kind of its rows: a fixed kind,
+# or None when a column gives it (and the kinds that column allows).
 FILES = [("selection.tsv", "short"), ("known-failures.tsv", None), ("differences.tsv", "differs")]
 ROW_KINDS = ("xfail", "flaky", "skip")
 COMPARED = "compare/"
@@ -127,9 +127,10 @@ def matches(rule, entry, driver, test):
 
 
 def lookup(rules, entry, driver, test):
-    """(kind, reason) of the first rule that matches, or (None, None)."""
+    """(kind, reason) of the first rule that judges a result and matches, or (None, None). The selection rows (kind
+    short) only decide what runs (see skips()): a test that runs is judged as on any other entry."""
     for rule in rules:
-        if matches(rule, entry, driver, test):
+        if rule.kind != "short" and matches(rule, entry, driver, test):
             return rule.kind, rule.reason
     return None, None
 

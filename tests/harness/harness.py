@@ -23,7 +23,7 @@ TOP = os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [HERE, os.path.join(TOP, "scripts")]
 import expectations  # noqa: E402
 import qemu_run_lib  # noqa: E402  (scripts/qemu-run's options, exit statuses and their meanings)
-from matrix import DEFAULT_ENTRIES, ENTRIES, LEAN_SUITES, entry_suites, runs_in_full  # noqa: E402
+from matrix import DEFAULT_ENTRIES, ENTRIES, FULL_ENTRIES, LEAN_SUITES, entry_suites, runs_in_full  # noqa: E402
 
 BASELINE = os.path.join(TOP, "tests/expectations/baseline-c.tsv")
 
@@ -376,9 +376,10 @@ def boot(entry, driver, cmd, outdir):
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--drivers", default="c", help="comma-separated drivers to run: c, rust (default: c)")
-    p.add_argument("--entries", default=",".join(DEFAULT_ENTRIES),
-                   help=f"matrix entries (default: {','.join(DEFAULT_ENTRIES)}; also: "
-                        f"{','.join(e for e in ENTRIES if e not in DEFAULT_ENTRIES)})")
+    p.add_argument("--entries",
+                   help=f"matrix entries (default: {','.join(DEFAULT_ENTRIES)}; with --full all also "
+                        f"{','.join(e for e in FULL_ENTRIES if e not in DEFAULT_ENTRIES)}; named only: "
+                        f"{','.join(e for e in ENTRIES if e not in FULL_ENTRIES) or 'none'})")
     p.add_argument("--suites", default="checks,kselftest,perftest,papi",
                    help="guest suites to run (papi runs in sscofpmf-icount only)")
     p.add_argument("--full", default="", help="comma-separated entries (or all) that run every test, not make "
@@ -394,9 +395,11 @@ def parse_args():
                    help="write this run's C-driver results to tests/expectations/baseline-c.tsv")
     args = p.parse_args()
     args.drivers = [d for d in args.drivers.split(",") if d]
-    args.entries = [e for e in args.entries.split(",") if e]
     args.suites = [s for s in args.suites.split(",") if s]
     args.full = args.full.split(",")
+    if args.entries is None:
+        args.entries = ",".join(FULL_ENTRIES if "all" in args.full else DEFAULT_ENTRIES)
+    args.entries = [e for e in args.entries.split(",") if e]
     for e in args.entries:
         if e not in ENTRIES:
             sys.exit(f"unknown matrix entry '{e}' (known: {', '.join(ENTRIES)})")
