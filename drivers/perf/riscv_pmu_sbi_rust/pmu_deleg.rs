@@ -28,7 +28,7 @@ use crate::glue::{
 use kernel::{c_str, prelude::*, str::CStr};
 use sbi_pmu::{
     counters::PmuInfo,
-    deleg::{probe_delegated, CounterCsrs, Delegation, Hybrid, Selectors, PLATFORM_TABLES},
+    deleg::{probe_delegated, CounterCsrs, Delegation, Hybrid, Selectors},
     dt::DtPmuMaps,
     firmware::SbiEcall,
     pmu::PmuStats,
@@ -84,19 +84,14 @@ pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
     }
     let (selectors, source) = match maps.and_then(Selectors::from_maps) {
         Some(s) => (s, "riscv,event-to-mhpmevent"),
-        None => {
-            let platform = PLATFORM_TABLES.iter().find(|(compatible, _)| {
-                let mut name = [0u8; 64];
-                c_string(compatible, &mut name).is_some_and(of::machine_is_compatible)
-            });
-            match platform {
-                Some((compatible, table)) => (Selectors::from_table(table), *compatible),
-                None => {
-                    pr_info!("counter delegation: no event selectors for this platform (no riscv,event-to-mhpmevent, no table); every counter through SBI calls\n");
-                    return None;
-                }
-            }
-        }
+        None => Selectors::for_platform(|compatible| {
+            let mut name = [0u8; 64];
+            c_string(compatible, &mut name).is_some_and(of::machine_is_compatible)
+        })
+        .or_else(|| {
+            pr_info!("counter delegation: no event selectors for this platform (no riscv,event-to-mhpmevent, no table); every counter through SBI calls\n");
+            None
+        })?,
     };
     pr_info!(
         "counter delegation: hardware counters programmed with CSRs, event selectors from {}\n",
@@ -127,18 +122,10 @@ impl CounterCsrs for SbiFirmware {
         }
     }
     #[inline(always)]
-    fn sireg_read(&mut self) -> u64 {
-        self.csrs.map_or(0, |c| c.sireg_read())
-    }
-    #[inline(always)]
     fn sireg_write(&mut self, value: u64) {
         if let Some(c) = self.csrs {
             c.sireg_write(value);
         }
-    }
-    #[inline(always)]
-    fn sireg2_read(&mut self) -> u64 {
-        self.csrs.map_or(0, |c| c.sireg2_read())
     }
     #[inline(always)]
     fn sireg2_write(&mut self, value: u64) {

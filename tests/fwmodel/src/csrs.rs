@@ -135,13 +135,24 @@ impl Model {
     }
 }
 
+impl Model {
+    /// Reads `sireg`: the selected counter (the driver reads counters through their own CSRs).
+    pub fn sireg_read(&mut self) -> u64 {
+        self.selected(1).map_or(0, |i| self.counters[i].value)
+    }
+
+    /// Reads `sireg2`: the selected counter's event selector and overflow bit.
+    pub fn sireg2_read(&mut self) -> u64 {
+        self.selected(2).map_or(0, |i| {
+            let c = &self.counters[i];
+            c.cd_event | if c.overflow { OF } else { 0 }
+        })
+    }
+}
+
 impl CounterCsrs for Model {
     fn siselect_write(&mut self, value: usize) {
         self.siselect = value;
-    }
-
-    fn sireg_read(&mut self) -> u64 {
-        self.selected(1).map_or(0, |i| self.counters[i].value)
     }
 
     fn sireg_write(&mut self, value: u64) {
@@ -149,13 +160,6 @@ impl CounterCsrs for Model {
             let mask = self.counters[i].mask(self.cfg.fw_bits);
             self.counters[i].value = value & mask;
         }
-    }
-
-    fn sireg2_read(&mut self) -> u64 {
-        self.selected(2).map_or(0, |i| {
-            let c = &self.counters[i];
-            c.cd_event | if c.overflow { OF } else { 0 }
-        })
     }
 
     fn sireg2_write(&mut self, value: u64) {

@@ -52,31 +52,13 @@ impl DelegatedCsrs {
         unsafe { asm!("csrw 0x150, {0}", in(reg) value, options(nomem, nostack)) };
     }
 
-    /// Reads `sireg`: the selected counter.
-    #[inline(always)]
-    pub(crate) fn sireg_read(self) -> u64 {
-        let value: usize;
-        // SAFETY: Reading a counter has no side effect and touches no memory; the type invariant
-        // says the register exists (a counter that is not delegated traps, which is no undefined
-        // behaviour).
-        unsafe { asm!("csrr {0}, 0x151", out(reg) value, options(nomem, nostack)) };
-        value as u64
-    }
-
     /// Writes `sireg`: sets the selected counter.
     #[inline(always)]
     pub(crate) fn sireg_write(self, value: u64) {
-        // SAFETY: A counter value controls no memory access; as in `sireg_read`.
+        // SAFETY: A counter value controls no memory access; the type invariant says the
+        // register exists (a counter that is not delegated traps, which is no undefined
+        // behaviour).
         unsafe { asm!("csrw 0x151, {0}", in(reg) value as usize, options(nomem, nostack)) };
-    }
-
-    /// Reads `sireg2`: the selected counter's event selector.
-    #[inline(always)]
-    pub(crate) fn sireg2_read(self) -> u64 {
-        let value: usize;
-        // SAFETY: As in `sireg_read`.
-        unsafe { asm!("csrr {0}, 0x152", out(reg) value, options(nomem, nostack)) };
-        value as u64
     }
 
     /// Writes `sireg2`: sets the selected counter's event selector, mode filters and overflow bit.

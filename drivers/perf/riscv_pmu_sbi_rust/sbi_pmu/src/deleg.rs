@@ -55,19 +55,15 @@ pub const fn mhpmevent_inhibit(flags: CfgFlags) -> u64 {
 }
 
 /// The delegated counter CSRs of the calling hart: `siselect`, `sireg`, `sireg2` and
-/// `scountinhibit`. The kernel implements it with `csrr`/`csrw`; the host tests with a model of the
+/// `scountinhibit`, as far as the driver writes them (it reads counters through their own CSRs). The kernel implements it with `csrr`/`csrw`; the host tests with a model of the
 /// CSRs. Like [`Firmware`] it acts on the calling hart and is called with interrupts disabled, so a
 /// `siselect` write and the `sireg`/`sireg2` access that follows it are not separated by another
 /// user of `siselect`.
 pub trait CounterCsrs {
     /// Writes `siselect`.
     fn siselect_write(&mut self, value: usize);
-    /// Reads `sireg`: the selected counter.
-    fn sireg_read(&mut self) -> u64;
     /// Writes `sireg`.
     fn sireg_write(&mut self, value: u64);
-    /// Reads `sireg2`: the selected counter's event selector.
-    fn sireg2_read(&mut self) -> u64;
     /// Writes `sireg2`.
     fn sireg2_write(&mut self, value: u64);
     /// Reads `scountinhibit` (bit `n` = hardware counter `n`).
@@ -153,12 +149,13 @@ impl Selectors {
         (this.len > 0).then_some(this)
     }
 
-    /// The table [`PLATFORM_TABLES`] has for a device tree root compatible with `is_compatible`.
-    pub fn for_platform(is_compatible: impl Fn(&str) -> bool) -> Option<Self> {
+    /// The table [`PLATFORM_TABLES`] has for a device tree root compatible with `is_compatible`,
+    /// and the compatible string it was found under.
+    pub fn for_platform(is_compatible: impl Fn(&str) -> bool) -> Option<(Self, &'static str)> {
         PLATFORM_TABLES
             .iter()
             .find(|(compatible, _)| is_compatible(compatible))
-            .map(|(_, table)| Self::from_table(table))
+            .map(|(compatible, table)| (Self::from_table(table), *compatible))
     }
 
     /// Whether there is no row.
@@ -664,24 +661,12 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
         !self.deleg.active() && self.hart.has_snapshot_mem()
     }
 
-    fn snapshot_overflow_mask(&mut self) -> u64 {
-        self.hart.snapshot_overflow_mask()
+    fn snapshot_page_word(&mut self, word: usize) -> u64 {
+        self.hart.snapshot_page_word(word)
     }
 
-    fn snapshot_value(&mut self, idx: usize) -> u64 {
-        self.hart.snapshot_value(idx)
-    }
-
-    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
-        self.hart.set_snapshot_value(idx, value);
-    }
-
-    fn clear_snapshot_overflow_mask(&mut self) {
-        self.hart.clear_snapshot_overflow_mask();
-    }
-
-    fn clear_snapshot(&mut self) {
-        self.hart.clear_snapshot();
+    fn set_snapshot_page_word(&mut self, word: usize, value: u64) {
+        self.hart.set_snapshot_page_word(word, value);
     }
 }
 

@@ -106,24 +106,46 @@ pub trait Firmware {
         false
     }
 
+    /// Word `word` of the snapshot page ([`SnapshotPage`]); 0 without a page.
+    fn snapshot_page_word(&mut self, _word: usize) -> u64 {
+        0
+    }
+
+    /// Sets word `word` of the snapshot page; nothing without a page.
+    fn set_snapshot_page_word(&mut self, _word: usize, _value: u64) {}
+
     /// `counter_overflow_bitmap` of the snapshot page (0 without a page).
     fn snapshot_overflow_mask(&mut self) -> u64 {
-        0
+        self.snapshot_page_word(SnapshotPage::OVERFLOW_WORD)
     }
 
     /// `counter_values[idx]` of the snapshot page (0 without a page or for `idx` >= 64).
-    fn snapshot_value(&mut self, _idx: usize) -> u64 {
-        0
+    fn snapshot_value(&mut self, idx: usize) -> u64 {
+        if idx < RISCV_MAX_COUNTERS {
+            self.snapshot_page_word(SnapshotPage::value_word(idx))
+        } else {
+            0
+        }
     }
 
     /// Sets `counter_values[idx]` of the snapshot page (nothing without a page or for `idx` >= 64).
-    fn set_snapshot_value(&mut self, _idx: usize, _value: u64) {}
+    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
+        if idx < RISCV_MAX_COUNTERS {
+            self.set_snapshot_page_word(SnapshotPage::value_word(idx), value);
+        }
+    }
 
     /// Zeroes `counter_overflow_bitmap` of the snapshot page (nothing without a page).
-    fn clear_snapshot_overflow_mask(&mut self) {}
+    fn clear_snapshot_overflow_mask(&mut self) {
+        self.set_snapshot_page_word(SnapshotPage::OVERFLOW_WORD, 0);
+    }
 
     /// Zeroes the words of the snapshot page the specification defines.
-    fn clear_snapshot(&mut self) {}
+    fn clear_snapshot(&mut self) {
+        for word in 0..SnapshotPage::USED_WORDS {
+            self.set_snapshot_page_word(word, 0);
+        }
+    }
 }
 
 /// The `sbiret` pair an SBI call returns in `a0` and `a1`.
@@ -300,32 +322,12 @@ impl<T: SbiEcall> Firmware for T {
         SbiEcall::has_snapshot_mem(self)
     }
 
-    fn snapshot_overflow_mask(&mut self) -> u64 {
-        self.snapshot_word(SnapshotPage::OVERFLOW_WORD)
+    fn snapshot_page_word(&mut self, word: usize) -> u64 {
+        self.snapshot_word(word)
     }
 
-    fn snapshot_value(&mut self, idx: usize) -> u64 {
-        if idx < RISCV_MAX_COUNTERS {
-            self.snapshot_word(SnapshotPage::value_word(idx))
-        } else {
-            0
-        }
-    }
-
-    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
-        if idx < RISCV_MAX_COUNTERS {
-            self.set_snapshot_word(SnapshotPage::value_word(idx), value);
-        }
-    }
-
-    fn clear_snapshot_overflow_mask(&mut self) {
-        self.set_snapshot_word(SnapshotPage::OVERFLOW_WORD, 0);
-    }
-
-    fn clear_snapshot(&mut self) {
-        for word in 0..SnapshotPage::USED_WORDS {
-            self.set_snapshot_word(word, 0);
-        }
+    fn set_snapshot_page_word(&mut self, word: usize, value: u64) {
+        self.set_snapshot_word(word, value);
     }
 }
 
