@@ -74,10 +74,15 @@ pass "counter_delegation_detected"
 # Only this check's calls are counted: a counter an earlier check had configured with an SBI call (a fixed
 # counter, which M-mode never delegates, taken by a group of every counter) stays parked on its CPU until an event
 # of the same kind needs a counter, and is reset then, with an SBI call. A reload starts from no such counter.
+# reload LINE [ARGS...]: unloads the module and loads it again with ARGS; true when both worked and the new load
+# logged LINE.
+reload() {
+  local line=$1
+  shift
+  rmmod $MOD && insmod "$RPMU_MODULE" "$@" && grep -qF "$line" <<<"$(log_since_load "$MOD: ")"
+}
 if [ -e /sys/module/$MOD/initstate ]; then
-  start=$(dmesg | wc -l)
-  rmmod $MOD && insmod "$RPMU_MODULE" && grep -qF "$DETECTED" <<<"$(dmesg | tail -n +$((start + 1)))" \
-    || { fail "cdeleg_fresh_load the module did not load again with delegation"; exit 0; }
+  reload "$DETECTED" || { fail "cdeleg_fresh_load the module did not load again with delegation"; exit 0; }
 fi
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/dev/null
 log_start=$(dmesg | wc -l)
@@ -116,14 +121,12 @@ sed 's/^/# /' "$STATS"
 # exact; without it QEMU derives instructions from the host's clock, so any count but 0 stands. Then the module
 # is loaded again as it was.
 sbi_path() {
-  local cpu n start
-  start=$(dmesg | wc -l)
-  if ! rmmod $MOD || ! insmod "$RPMU_MODULE" counter_delegation=0; then
-    fail "cdeleg_sbi_path_reload could not reload $RPMU_MODULE with counter_delegation=0"
+  local cpu n
+  if ! reload "$MOD: counter delegation: off (counter_delegation=0)" counter_delegation=0; then
+    fail "cdeleg_sbi_path_reload no reload of $RPMU_MODULE with counter_delegation=0 that logs 'counter delegation: off'"
     return
   fi
-  grep -qF "$MOD: counter delegation: off (counter_delegation=0)" <<<"$(dmesg | tail -n +$((start + 1)))" && pass "cdeleg_sbi_path_reload" \
-    || fail "cdeleg_sbi_path_reload no 'counter delegation: off' line after the reload"
+  pass "cdeleg_sbi_path_reload"
   for cpu in $(seq 0 $(($(nproc) - 1))); do
     n=$(env -i PATH=/usr/bin taskset -c "$cpu" perf stat -x, -e instructions:u -- "$W" $ITER 2>&1 >/dev/null \
       | awk -F, 'NR == 1 { print $1 }')
@@ -135,9 +138,7 @@ sbi_path() {
       fail "cdeleg_sbi_path_counts_cpu$cpu $n instructions:u on the SBI path, $n_deleg with delegation"
     fi
   done
-  start=$(dmesg | wc -l)
-  rmmod $MOD && insmod "$RPMU_MODULE" && grep -qF "$DETECTED" <<<"$(dmesg | tail -n +$((start + 1)))" \
-    && pass "cdeleg_reload_delegation" \
+  reload "$DETECTED" && pass "cdeleg_reload_delegation" \
     || fail "cdeleg_reload_delegation the module did not load again with delegation"
 }
 sbi_path

@@ -77,13 +77,19 @@ klog_has() {
   grep -q "$@" <<<"$(dmesg)"
 }
 
+# log_since_load PREFIX: the kernel log from the driver's last "PREFIXSBI PMU extension is available" line (its last
+# load: the module may have been reloaded) to the end; all of it when there is no such line.
+log_since_load() {
+  awk -v p="$1SBI PMU extension is available" 'index($0, p) { n = 0 } { l[n++] = $0 }
+    END { for (i = 0; i < n; i++) print l[i] }' <<<"$(dmesg)"
+}
+
 # rust_delegates: whether the Rust driver, as last loaded, programs the hardware counters with CSRs (counter
-# delegation): its kernel log since its last "SBI PMU extension is available" line says so. It then makes no SBI
-# call for hardware events and has no snapshot memory.
+# delegation): its kernel log since its last load says so. It then makes no SBI call for hardware events and has
+# no snapshot memory.
 rust_delegates() {
-  awk '/riscv_pmu_sbi_rust: SBI PMU extension is available/ { d = 0 }
-    /riscv_pmu_sbi_rust: counter delegation: hardware counters programmed with CSRs/ { d = 1 }
-    END { exit !d }' <<<"$(dmesg)"
+  grep -q "riscv_pmu_sbi_rust: counter delegation: hardware counters programmed with CSRs" \
+    <<<"$(log_since_load 'riscv_pmu_sbi_rust: ')"
 }
 
 # attempts NAME FUNCTION [ARGS...]: the check NAME, passed when FUNCTION [ARGS...] returns 0, which is called at

@@ -23,8 +23,7 @@ fi
 line='riscv_pmu_sbi_rust: sampling is not supported: this kernel does not export perf_event_overflow() and perf_sample_event_took() to modules'
 # Once per load: the log since the module's last "SBI PMU extension is available" line (check/module_reload, which
 # make test-full runs before this check, loads it again).
-n=$(awk -v line="$line" '/riscv_pmu_sbi_rust: SBI PMU extension is available/ { n = 0 }
-  index($0, line) { n++ } END { print n + 0 }' <<<"$(dmesg)")
+n=$(grep -cF "$line" <<<"$(log_since_load 'riscv_pmu_sbi_rust: ')")
 if [ "$n" = 1 ]; then
   pass "no_sample_exports_log_line"
 else

@@ -22,7 +22,7 @@ else
   # OpenSBI has no snapshot memory; the Rust driver reports the fallback once per load (counted from its
   # last load: the module may have been reloaded), unless it delegates the counters (it then asks for no
   # snapshot memory); the C driver says nothing.
-  n=$(awk -v p="${prefix}SBI PMU extension is available" 'index($0, p) { n = 0 } /snapshot/ && index($0, "'"$prefix"'") { n++ } END { print n + 0 }' <<<"$log")
+  n=$(grep -F "$prefix" <<<"$(log_since_load "$prefix")" | grep -c snapshot)
   want=$([ "${RPMU_DRIVER:-c}" = rust ] && ! rust_delegates && echo 1 || echo 0)
   if [ "$n" = "$want" ]; then
     pass "snapshot_fallback_logged_once"
