@@ -55,10 +55,11 @@ pub const fn mhpmevent_inhibit(flags: CfgFlags) -> u64 {
 }
 
 /// The delegated counter CSRs of the calling hart: `siselect`, `sireg`, `sireg2` and
-/// `scountinhibit`, as far as the driver writes them (it reads counters through their own CSRs). The kernel implements it with `csrr`/`csrw`; the host tests with a model of the
-/// CSRs. Like [`Firmware`] it acts on the calling hart and is called with interrupts disabled, so a
-/// `siselect` write and the `sireg`/`sireg2` access that follows it are not separated by another
-/// user of `siselect`.
+/// `scountinhibit`, as far as the driver writes them (it reads counters through their own CSRs).
+/// The kernel implements it with `csrr`/`csrw`; the host tests with a model of the CSRs. Like
+/// [`Firmware`] it acts on the calling hart and is called with interrupts disabled, so a `siselect`
+/// write and the `sireg`/`sireg2` access that follows it are not separated by another user of
+/// `siselect`.
 pub trait CounterCsrs {
     /// Writes `siselect`.
     fn siselect_write(&mut self, value: usize);
