@@ -82,16 +82,18 @@ pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
         );
         return None;
     }
-    let (selectors, source) = match maps.and_then(Selectors::from_maps) {
-        Some(s) => (s, "riscv,event-to-mhpmevent"),
-        None => Selectors::for_platform(|compatible| {
-            let mut name = [0u8; 64];
-            c_string(compatible, &mut name).is_some_and(of::machine_is_compatible)
-        })
+    let found = maps
+        .and_then(Selectors::from_maps)
+        .map(|s| (s, "riscv,event-to-mhpmevent"))
         .or_else(|| {
-            pr_info!("counter delegation: no event selectors for this platform (no riscv,event-to-mhpmevent, no table); every counter through SBI calls\n");
-            None
-        })?,
+            Selectors::for_platform(|compatible| {
+                let mut name = [0u8; 64];
+                c_string(compatible, &mut name).is_some_and(of::machine_is_compatible)
+            })
+        });
+    let Some((selectors, source)) = found else {
+        pr_info!("counter delegation: no event selectors for this platform (no riscv,event-to-mhpmevent, no table); every counter through SBI calls\n");
+        return None;
     };
     pr_info!(
         "counter delegation: hardware counters programmed with CSRs, event selectors from {}\n",

@@ -133,9 +133,7 @@ impl Model {
             data: selector,
         })
     }
-}
 
-impl Model {
     /// Reads `sireg`: the selected counter (the driver reads counters through their own CSRs).
     pub fn sireg_read(&mut self) -> u64 {
         self.selected(1).map_or(0, |i| self.counters[i].value)

@@ -71,9 +71,6 @@ if ! klog_has "$DETECTED"; then
   exit 0
 fi
 pass "counter_delegation_detected"
-# Only this check's calls are counted: a counter an earlier check had configured with an SBI call (a fixed
-# counter, which M-mode never delegates, taken by a group of every counter) stays parked on its CPU until an event
-# of the same kind needs a counter, and is reset then, with an SBI call. A reload starts from no such counter.
 # reload LINE [ARGS...]: unloads the module and loads it again with ARGS; true when both worked and the new load
 # logged LINE.
 reload() {
@@ -81,6 +78,9 @@ reload() {
   shift
   rmmod $MOD && insmod "$RPMU_MODULE" "$@" && grep -qF "$line" <<<"$(log_since_load "$MOD: ")"
 }
+# Only this check's calls are counted: a counter an earlier check had configured with an SBI call (a fixed
+# counter, which M-mode never delegates, taken by a group of every counter) stays parked on its CPU until an event
+# of the same kind needs a counter, and is reset then, with an SBI call. A reload starts from no such counter.
 if [ -e /sys/module/$MOD/initstate ]; then
   reload "$DETECTED" || { fail "cdeleg_fresh_load the module did not load again with delegation"; exit 0; }
 fi
