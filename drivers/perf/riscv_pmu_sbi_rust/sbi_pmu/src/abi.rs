@@ -20,12 +20,6 @@ use crate::errno;
 /// The extension ID of the SBI PMU extension ("PMU" in ASCII).
 pub const EXT_PMU: usize = 0x504D55;
 
-/// The extension ID of the SBI Base extension.
-pub const EXT_BASE: usize = 0x10;
-
-/// The Base extension's `sbi_get_impl_id` function.
-pub const BASE_GET_IMPL_ID: usize = 1;
-
 /// The implementation ID of KVM's SBI implementation (`sbi_get_impl_id`, SBI specification,
 /// Base extension, Table 5).
 pub const IMPL_ID_KVM: usize = 3;

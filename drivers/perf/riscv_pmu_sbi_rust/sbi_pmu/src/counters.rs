@@ -344,7 +344,8 @@ impl PmuInfo {
 
     /// Builds the table from raw `counter_info` words, `None` for counters whose query failed. Words
     /// of zero are treated as invalid, as `pmu_sbi_ctr_get_idx()` refuses them; entries past
-    /// [`RISCV_MAX_COUNTERS`] are ignored.
+    /// [`RISCV_MAX_COUNTERS`] are ignored. For the tests.
+    #[cfg(test)]
     pub fn from_counter_infos(version: SbiVersion, infos: &[Option<usize>]) -> Self {
         let mut info = Self::empty(version, infos.len());
         for (i, raw) in infos.iter().enumerate().take(RISCV_MAX_COUNTERS) {

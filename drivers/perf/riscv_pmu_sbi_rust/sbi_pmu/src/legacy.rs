@@ -20,10 +20,6 @@ pub const CYCLE_IDX: usize = 0;
 /// The counter of `instret`.
 pub const INSTRET_IDX: usize = 2;
 
-/// The base counters are 64 bits wide; the legacy driver reports a width of 63, one less than the
-/// counter as the SBI specification counts widths, so deltas wrap at 2^64.
-pub const WIDTH: u32 = 63;
-
 /// `pmu_legacy_ctr_get_idx()`: the counter of a generic `cycles` or `instructions` event.
 pub fn event_counter(ty: u32, config: u64) -> Result<usize, MapError> {
     const CPU_CYCLES: u64 = 0;
