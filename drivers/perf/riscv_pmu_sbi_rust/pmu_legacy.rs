@@ -27,10 +27,10 @@ pub(crate) struct LegacyPmu;
 
 /// User mode's access to the `time` CSR on every CPU (`scounteren.TM`), which the vDSO's clock reads.
 ///
-/// The SBI drivers grant it when a CPU starts; without them nothing does, and where `scounteren`
-/// starts at 0 (a KVM guest) every program reading the clock would die of SIGILL. The C legacy
-/// driver leaves it alone; this one grants it as the SBI drivers do. `cycle` and `instret` stay
-/// unreadable from user mode: events are read with read(2).
+/// The SBI drivers grant it when a CPU starts. On 6.12 nothing else does (7.x's boot code grants
+/// it on every hart), and where `scounteren` starts at 0 (a KVM guest) every program reading the
+/// clock would die of SIGILL. The C legacy driver leaves it alone; this one grants it as the SBI
+/// drivers do. `cycle` and `instret` stay unreadable from user mode: events are read with read(2).
 pub(crate) struct LegacyStartingCpu;
 
 impl CpuStarting for LegacyStartingCpu {
