@@ -10,13 +10,10 @@
 //! `counter_stop` with RESET over a mask, one `counter_start` over a mask for counters that continue
 //! from the value they hold, and either one `counter_start` with INIT_SNAPSHOT (snapshot memory) or
 //! one `counter_start` with SET_INIT_VALUE per counter whose value must be rewritten (sampling
-//! reloads). The plan is data: [`Plan::calls`] lists the calls.
+//! reloads). The plan is data: five counter masks, which the driver core turns into those calls.
 //!
 //! All masks are logical counter indices with `counter_idx_base` 0: on RV64 one mask covers all 64
 //! counters the driver handles.
-
-use crate::abi::{StartFlags, StopFlags};
-use crate::counters::counters_in;
 
 /// The state of one CPU's counters when the planner runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -36,31 +33,6 @@ pub struct FlushState {
     pub known: u64,
     /// Whether this CPU has snapshot shared memory.
     pub snapshot: bool,
-}
-
-/// One SBI call of a plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum PlannedCall {
-    /// `counter_stop(0, cmask, flags)`.
-    Stop {
-        /// The counters.
-        cmask: u64,
-        /// The stop flags.
-        flags: StopFlags,
-    },
-    /// `counter_start(0, cmask, flags, 0)` for counters continuing from their value (flags empty) or
-    /// loaded from the snapshot page (INIT_SNAPSHOT).
-    Start {
-        /// The counters.
-        cmask: u64,
-        /// The start flags.
-        flags: StartFlags,
-    },
-    /// `counter_start(idx, 1, SET_INIT_VALUE, value)` for one counter loaded with a new value.
-    StartWithValue {
-        /// The counter.
-        idx: u32,
-    },
 }
 
 /// The calls of one flush, as counter masks.
@@ -121,44 +93,59 @@ impl Plan {
         s.want & !s.reset
     }
 
-    /// The number of SBI calls the plan makes (for the tests).
-    #[cfg(test)]
-    pub const fn num_calls(&self) -> u32 {
-        (self.stop != 0) as u32
-            + (self.reset != 0) as u32
-            + (self.start != 0) as u32
-            + (self.start_snapshot != 0) as u32
-            + self.start_with_value.count_ones()
-    }
-
     /// Whether the plan makes no call.
     #[inline]
     pub const fn is_empty(&self) -> bool {
         (self.stop | self.reset | self.start | self.start_snapshot | self.start_with_value) == 0
-    }
-
-    /// The calls in the order they must be made: stops before resets, both before any start, so a
-    /// counter is never started twice and reloads see a stopped counter.
-    #[inline]
-    pub fn calls(&self) -> impl Iterator<Item = PlannedCall> {
-        // A call over a mask is made when the mask names a counter.
-        let stop = |cmask, flags| (cmask != 0).then_some(PlannedCall::Stop { cmask, flags });
-        let start = |cmask, flags| (cmask != 0).then_some(PlannedCall::Start { cmask, flags });
-        // CAST: counter indices are below 64.
-        let singles = counters_in(self.start_with_value)
-            .map(|idx| PlannedCall::StartWithValue { idx: idx as u32 });
-        stop(self.stop, StopFlags::empty())
-            .into_iter()
-            .chain(stop(self.reset, StopFlags::RESET))
-            .chain(start(self.start, StartFlags::empty()))
-            .chain(start(self.start_snapshot, StartFlags::INIT_SNAPSHOT))
-            .chain(singles)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::abi::{StartFlags, StopFlags};
+    use crate::counters::counters_in;
+
+    /// One SBI call of a plan.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    enum PlannedCall {
+        /// `counter_stop(0, cmask, flags)`.
+        Stop { cmask: u64, flags: StopFlags },
+        /// `counter_start(0, cmask, flags, 0)` for counters continuing from their value (flags
+        /// empty) or loaded from the snapshot page (INIT_SNAPSHOT).
+        Start { cmask: u64, flags: StartFlags },
+        /// `counter_start(idx, 1, SET_INIT_VALUE, value)` for one counter loaded with a new value.
+        StartWithValue { idx: u32 },
+    }
+
+    impl Plan {
+        /// The calls in the order the driver makes them (`CpuHwEvents::carry_out`): stops before
+        /// resets, both before any start, so a counter is never started twice and reloads see a
+        /// stopped counter.
+        fn calls(&self) -> impl Iterator<Item = PlannedCall> {
+            // A call over a mask is made when the mask names a counter.
+            let stop = |cmask, flags| (cmask != 0).then_some(PlannedCall::Stop { cmask, flags });
+            let start = |cmask, flags| (cmask != 0).then_some(PlannedCall::Start { cmask, flags });
+            // CAST: counter indices are below 64.
+            let singles = counters_in(self.start_with_value)
+                .map(|idx| PlannedCall::StartWithValue { idx: idx as u32 });
+            stop(self.stop, StopFlags::empty())
+                .into_iter()
+                .chain(stop(self.reset, StopFlags::RESET))
+                .chain(start(self.start, StartFlags::empty()))
+                .chain(start(self.start_snapshot, StartFlags::INIT_SNAPSHOT))
+                .chain(singles)
+        }
+
+        /// The number of SBI calls the plan makes.
+        fn num_calls(&self) -> u32 {
+            (self.stop != 0) as u32
+                + (self.reset != 0) as u32
+                + (self.start != 0) as u32
+                + (self.start_snapshot != 0) as u32
+                + self.start_with_value.count_ones()
+        }
+    }
 
     fn state(running: u64, want: u64, reload: u64, reset: u64, snapshot: bool) -> FlushState {
         FlushState {

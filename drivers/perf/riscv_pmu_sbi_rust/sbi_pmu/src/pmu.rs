@@ -1135,8 +1135,9 @@ impl CpuHwEvents {
         self.forget(state.reset);
     }
 
-    /// Makes a plan's calls, in the order of [`Plan::calls`] (stops before resets, both before any
-    /// start), straight from its masks: this runs at every context switch.
+    /// Makes a plan's calls in their order (stops before resets, both before any start, so a
+    /// counter is never started twice and reloads see a stopped counter), straight from its masks:
+    /// this runs at every context switch.
     #[inline]
     fn carry_out<F: Firmware>(&mut self, fw: &mut F, plan: &Plan) {
         // A plain stop saves the values when there is snapshot memory: perf reads the events right
