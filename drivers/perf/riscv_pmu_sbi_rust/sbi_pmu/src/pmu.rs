@@ -130,7 +130,6 @@ struct SlotConfig {
 /// these relations:
 /// - `used_hw_ctrs` is within the usable hardware counters (`info.hw_mask`) and `used_fw_ctrs`
 ///   within the usable firmware counters (`info.fw_mask`), so `used_hw_ctrs & used_fw_ctrs == 0`;
-///   `n_events` is the number of bits of `used_hw_ctrs | used_fw_ctrs`.
 /// - `parked`, `reset` and `used_hw_ctrs | used_fw_ctrs` are pairwise disjoint: a counter is held by
 ///   an event, parked for one, waiting for its reset, or none of these.
 /// - `running` and `want` are within the usable counters (`info.cmask`). Outside a disable window
@@ -152,7 +151,6 @@ pub struct CpuHwEvents {
     info: PmuInfo,
     disable_depth: u32,
     snapshot: bool,
-    n_events: u32,
     used_hw_ctrs: u64,
     used_fw_ctrs: u64,
     /// Counters started in firmware.
@@ -207,7 +205,6 @@ impl CpuHwEvents {
             info: *info,
             disable_depth: 0,
             snapshot: false,
-            n_events: 0,
             used_hw_ctrs: 0,
             used_fw_ctrs: 0,
             running: 0,
@@ -246,7 +243,6 @@ impl CpuHwEvents {
             stats: _,
             disable_depth,
             snapshot,
-            n_events,
             used_hw_ctrs,
             used_fw_ctrs,
             running,
@@ -265,7 +261,7 @@ impl CpuHwEvents {
             init_val,
             mapped,
         } = self;
-        (*disable_depth, *n_events, *snapshot, *in_overflow) = (0, 0, false, false);
+        (*disable_depth, *snapshot, *in_overflow) = (0, false, false);
         for mask in [
             used_hw_ctrs,
             used_fw_ctrs,
@@ -303,9 +299,9 @@ impl CpuHwEvents {
         self.snapshot
     }
 
-    /// The number of events holding a counter (`n_events`).
+    /// The number of events holding a counter (`n_events`): each holds one counter.
     pub fn n_events(&self) -> u32 {
-        self.n_events
+        self.used().count_ones()
     }
 
     /// The hardware counters events hold (`used_hw_ctrs`).
@@ -326,12 +322,6 @@ impl CpuHwEvents {
     /// The counters no event holds that keep their event mapping for a returning event.
     pub fn parked_ctrs(&self) -> u64 {
         self.parked
-    }
-
-    /// `pmu_sbi_csr_index()`: the user-visible counter index (CSR minus `cycle`) of the event's
-    /// hardware counter, for `perf_event_mmap_page::index` and scounteren.
-    pub fn csr_index(&self, hw: &impl HwEvent) -> Option<u8> {
-        self.info.csr_index(hw.counter()?)
     }
 
     /// `pmu_sbi_starting_cpu()`: stops and resets every counter (so no mapping survives from an
@@ -358,16 +348,11 @@ impl CpuHwEvents {
         Ok(())
     }
 
-    /// Resets the mapping of every parked counter (one stop with RESET), so firmware holds no
-    /// mapping for an event that left this CPU. The driver does it by itself when a counter is
-    /// needed and at CPU teardown; the glue may call it when the PMU goes away.
-    pub fn release_parked<F: Firmware>(&mut self, fw: &mut F) {
-        self.reset_now(fw, self.parked);
-    }
-
-    /// `pmu_sbi_dying_cpu()`: releases parked counters and disables the snapshot memory of this CPU.
+    /// `pmu_sbi_dying_cpu()`: resets the mapping of every parked counter (one stop with RESET), so
+    /// firmware holds no mapping for an event that left this CPU, and disables the snapshot memory
+    /// of this CPU.
     pub fn cpu_dying<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError> {
-        self.release_parked(fw);
+        self.reset_now(fw, self.parked);
         if !self.snapshot {
             return Ok(());
         }
@@ -450,7 +435,6 @@ impl CpuHwEvents {
         self.parked &= !b;
         self.used_hw_ctrs |= b;
         self.stats.reused = self.stats.reused.wrapping_add(1);
-        self.n_events = self.n_events.saturating_add(1);
         // idx is below 64, so it fits an i32.
         hw.set_idx(idx as i32);
         hw.set_prev_count(value);
@@ -470,7 +454,6 @@ impl CpuHwEvents {
         let idx = self.ctr_get_idx(fw, hw)?;
         // idx is below 64, so it fits an i32.
         hw.set_idx(idx as i32);
-        self.n_events = self.n_events.saturating_add(1);
         hw.set_hes(HesState::STOPPED | HesState::UPTODATE);
         if start {
             self.start_counter(fw, hw);
@@ -1027,7 +1010,6 @@ impl CpuHwEvents {
         let b = bit(idx);
         self.used_hw_ctrs &= !b;
         self.used_fw_ctrs &= !b;
-        self.n_events = self.n_events.saturating_sub(1);
         b
     }
 
