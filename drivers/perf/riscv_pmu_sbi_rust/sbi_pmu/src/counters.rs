@@ -305,7 +305,7 @@ pub struct PmuInfo {
     /// user-mode counter read the guest's `scounteren` forbids (a virtual instruction trap) with the
     /// counter's value whenever the counter is configured. Then no counter stays configured for an
     /// event that left its CPU ([`crate::pmu::CpuHwEvents::del`]). Set by the caller, who knows the
-    /// SBI implementation; false from [`PmuInfo::probe`].
+    /// SBI implementation; false from [`PmuInfo::probe_into`].
     pub configured_counters_readable: bool,
 }
 
@@ -316,16 +316,18 @@ impl PmuInfo {
     /// No counter.
     pub const EMPTY: Self = Self::empty(SbiVersion::V0_3, 0);
 
-    /// `pmu_sbi_find_num_ctrs()` and `pmu_sbi_get_ctrinfo()`: asks firmware for its counters. Counters
-    /// whose `counter_get_info` fails are skipped ("the logical counter ids are not expected to be
-    /// contiguous"); only a failing `num_counters` is an error.
+    /// [`PmuInfo::probe_into`] into a new table, for the host tests.
+    #[cfg(any(test, feature = "host"))]
     pub fn probe<F: Firmware>(fw: &mut F, version: SbiVersion) -> Result<Self, SbiError> {
         let mut info = Self::EMPTY;
         info.probe_into(fw, version)?;
         Ok(info)
     }
 
-    /// [`PmuInfo::probe`] into `self`, in place (for a table kept where the stack is short).
+    /// `pmu_sbi_find_num_ctrs()` and `pmu_sbi_get_ctrinfo()`: asks firmware for its counters, and
+    /// keeps them in `self`, in place (for a table kept where the stack is short). Counters whose
+    /// `counter_get_info` fails are skipped ("the logical counter ids are not expected to be
+    /// contiguous"); only a failing `num_counters` is an error.
     pub fn probe_into<F: Firmware>(
         &mut self,
         fw: &mut F,

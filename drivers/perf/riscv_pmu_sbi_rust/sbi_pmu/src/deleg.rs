@@ -159,11 +159,6 @@ impl Selectors {
             .map(|(compatible, table)| (Self::from_table(table), *compatible))
     }
 
-    /// Whether there is no row.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The `mhpmevent` selector of an event: from the table for standard events, from `event_data`
     /// for raw events (48 bits for type #2, 56 for type #3); `None` for firmware events and
     /// standard events without a row.
@@ -236,16 +231,18 @@ impl Delegation {
         },
     };
 
-    /// Delegation of the usable hardware counters of `info` whose hardware counter is set in
-    /// `delegated_hw` (bit `n` = hardware counter `n`, as [`probe_delegated`] finds), less the fixed
-    /// counters, with `selectors` for standard events.
+    /// [`Delegation::reinit`]'s value, for the host tests (the kernel builds it in place).
+    #[cfg(any(test, feature = "host"))]
     pub fn new(info: &PmuInfo, delegated_hw: u64, selectors: Selectors) -> Self {
         let mut this = Self::SBI_ONLY;
         this.reinit(info, delegated_hw, &selectors);
         this
     }
 
-    /// Makes this [`Delegation::new`]'s value, in place (a CPU's state is not built on the stack).
+    /// Makes this, in place (a CPU's state is not built on the stack), the delegation of the usable
+    /// hardware counters of `info` whose hardware counter is set in `delegated_hw` (bit `n` =
+    /// hardware counter `n`, as [`probe_delegated`] finds), less the fixed counters, with
+    /// `selectors` for standard events.
     pub fn reinit(&mut self, info: &PmuInfo, delegated_hw: u64, selectors: &Selectors) {
         *self = Self::SBI_ONLY;
         self.selectors = *selectors;
@@ -260,7 +257,8 @@ impl Delegation {
         }
     }
 
-    /// The logical counters programmed with CSRs.
+    /// The logical counters programmed with CSRs (for the host tests).
+    #[cfg(any(test, feature = "host"))]
     pub fn delegated(&self) -> u64 {
         self.delegated
     }

@@ -383,7 +383,8 @@ impl<'a> DtPmuMaps<'a> {
         }
     }
 
-    /// Whether no property had any row.
+    /// Whether no property had any row (for the tests).
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.selectors.is_empty() && self.counters.is_empty() && self.raw.is_empty()
     }

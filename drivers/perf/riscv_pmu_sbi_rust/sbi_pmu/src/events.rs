@@ -27,12 +27,6 @@ pub const PERF_TYPE_RAW: u32 = 4;
 
 /// `PERF_COUNT_HW_MAX`: the number of generic hardware event ids.
 pub const PERF_COUNT_HW_MAX: u64 = 10;
-/// `PERF_COUNT_HW_CACHE_MAX`: the number of generic cache ids.
-pub const PERF_COUNT_HW_CACHE_MAX: u64 = 7;
-/// `PERF_COUNT_HW_CACHE_OP_MAX`: the number of generic cache operations.
-pub const PERF_COUNT_HW_CACHE_OP_MAX: u64 = 3;
-/// `PERF_COUNT_HW_CACHE_RESULT_MAX`: the number of generic cache results.
-pub const PERF_COUNT_HW_CACHE_RESULT_MAX: u64 = 2;
 
 /// `RISCV_PMU_CONFIG1_GUEST_EVENTS`: `config1` bit 0 asks for guest (VS/VU-mode) filtering.
 pub const RISCV_PMU_CONFIG1_GUEST_EVENTS: u64 = 0x1;
@@ -80,9 +74,6 @@ pub struct EventRequest {
     pub event_data: u64,
     /// The filter flags from the `exclude_*` bits (`pmu_sbi_get_filter_flags()`).
     pub cflags: CfgFlags,
-    /// Whether the event is a firmware event, counted by a firmware counter and read with
-    /// `sbi_pmu_counter_fw_read` (`pmu_sbi_is_fw_event()`: type RAW with `config` bit 63 set).
-    pub is_firmware: bool,
 }
 
 /// Why an attribute cannot be mapped; [`MapError::errno`] is what the C driver returns for it.
@@ -145,12 +136,6 @@ pub const fn pmu_event_find_cache(config: u64) -> Result<EventIdx, MapError> {
     }
 }
 
-/// `pmu_sbi_is_fw_event()`: a `PERF_TYPE_RAW` event with `config` bit 63 set (SBI firmware and platform
-/// firmware events).
-pub const fn is_fw_event(attr: &EventAttr) -> bool {
-    attr.ty == PERF_TYPE_RAW && attr.config >> 63 == 1
-}
-
 /// `pmu_sbi_get_filter_flags()`: the inhibit hints for the `exclude_*` bits.
 ///
 /// For guest events (`config1` bit 0) `exclude_kernel` and `exclude_user` inhibit VS and VU mode and
@@ -196,6 +181,9 @@ pub const fn filter_flags(attr: &EventAttr) -> CfgFlags {
 /// - 0b11, platform firmware event: SBI_PMU_FW_PLATFORM (`event_idx` 0xfffff) with `event_data` =
 ///   `config[61:0]`.
 /// - 0b01: rejected with ENOENT.
+///
+/// The two firmware classes (`config` bit 63 set, `pmu_sbi_is_fw_event()`) are the requests of
+/// type 15 ([`EventType::Firmware`](crate::abi::EventType::Firmware)), counted by firmware counters.
 pub fn event_map(attr: &EventAttr, version: SbiVersion) -> Result<EventRequest, MapError> {
     let (event_idx, event_data) = match attr.ty {
         PERF_TYPE_HARDWARE => (pmu_hw_event_map(attr.config)?, 0),
@@ -207,7 +195,6 @@ pub fn event_map(attr: &EventAttr, version: SbiVersion) -> Result<EventRequest, 
         event_idx,
         event_data,
         cflags: filter_flags(attr),
-        is_firmware: is_fw_event(attr),
     })
 }
 
@@ -393,7 +380,7 @@ mod tests {
             let req = event_map(&attr(PERF_TYPE_HARDWARE, config), V2).unwrap();
             assert_eq!(req.event_idx.raw(), code);
             assert_eq!(req.event_data, 0);
-            assert!(!req.is_firmware);
+            assert_ne!(req.event_idx.ty(), EventType::Firmware);
             assert_eq!(req.cflags, CfgFlags::empty());
         }
         for config in [10, 11, 0xff, 1 << 32, u64::MAX] {
@@ -437,7 +424,7 @@ mod tests {
             assert_eq!(req.event_idx.raw(), 0x20000);
             assert_eq!(req.event_idx.ty(), EventType::Raw);
             assert_eq!(req.event_data, config);
-            assert!(!req.is_firmware);
+            assert_ne!(req.event_idx.ty(), EventType::Firmware);
         }
         for bit in 48..62 {
             assert_eq!(
@@ -481,7 +468,7 @@ mod tests {
                 let req = event_map(&attr(PERF_TYPE_RAW, config), version).unwrap();
                 assert_eq!(req.event_idx.raw(), 0xf0000 | code as u32);
                 assert_eq!(req.event_data, 0);
-                assert!(req.is_firmware);
+                assert_eq!(req.event_idx.ty(), EventType::Firmware);
             }
         }
         // Bits 61:16 of a firmware event are ignored, as in the C driver.
@@ -493,7 +480,7 @@ mod tests {
         assert_eq!(req.event_idx.raw(), 0xfffff);
         assert_eq!(req.event_idx.code(), FW_PLATFORM_CODE);
         assert_eq!(req.event_data, 0x2bad_cafe_f00d_0001);
-        assert!(req.is_firmware);
+        assert_eq!(req.event_idx.ty(), EventType::Firmware);
 
         let err = event_map(&attr(PERF_TYPE_RAW, 0b01 << 62 | 3), V2).unwrap_err();
         assert_eq!(err, MapError::RawClassReserved);
