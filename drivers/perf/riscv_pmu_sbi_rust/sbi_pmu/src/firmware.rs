@@ -206,13 +206,12 @@ pub trait SbiEcall {
 
     /// `sbi_pmu_snapshot_set_shmem`; see [`Firmware::snapshot_set_shmem`].
     fn snapshot_set_shmem(&mut self, enable: bool) -> SbiRet {
-        let lo = match (enable, self.snapshot_phys()) {
-            (false, _) => SBI_SHMEM_DISABLE,
+        let (lo, hi) = match (enable, self.snapshot_phys()) {
+            (false, _) => (SBI_SHMEM_DISABLE, SBI_SHMEM_DISABLE),
             // On RV64 a physical address fits shmem_phys_lo; shmem_phys_hi is zero.
-            (true, Some(phys)) => phys as usize,
+            (true, Some(phys)) => (phys as usize, 0),
             (true, None) => return SbiRet::error(SbiError::NotSupported),
         };
-        let hi = if enable { 0 } else { SBI_SHMEM_DISABLE };
         self.sbi_ecall(Fid::SnapshotSetShmem, [lo, hi, 0, 0, 0, 0])
     }
 
