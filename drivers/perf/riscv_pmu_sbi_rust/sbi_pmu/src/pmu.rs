@@ -456,7 +456,8 @@ impl CpuHwEvents {
         hw.set_idx(idx as i32);
         hw.set_hes(HesState::STOPPED | HesState::UPTODATE);
         if start {
-            self.start_counter(fw, hw);
+            // As `riscv_pmu_add()` starts it: with PERF_EF_RELOAD.
+            self.start(fw, hw, true);
         } else {
             // A counter that coasted stops: an added event counts only once started.
             self.want &= !bit(idx);
@@ -536,11 +537,6 @@ impl CpuHwEvents {
     /// way, and so does this.
     #[inline(always)]
     pub fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, _reload: bool) {
-        self.start_counter(fw, hw);
-    }
-
-    #[inline(always)]
-    fn start_counter<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) {
         let Some((idx, info)) = self.used_info(hw) else {
             return;
         };
@@ -838,7 +834,9 @@ impl CpuHwEvents {
             // The counter keeps the configuration it was parked with: claimed as it is (what
             // `claim` would do for the same configuration, without copying and comparing it).
             if self.mapped.get(hint).is_some_and(Option::is_some) && self.used() & b == 0 {
-                self.take_parked(b);
+                self.parked &= !b;
+                self.stats.reused = self.stats.reused.wrapping_add(1);
+                self.mark_used(b);
                 return Ok(hint);
             }
         }
@@ -994,14 +992,6 @@ impl CpuHwEvents {
         let owner = hw.id();
         let idx = usize::try_from(hw.last_tag().wrapping_sub(1)).ok()?;
         (owner != 0 && self.parked_by(idx, owner)).then_some(idx)
-    }
-
-    /// Gives a parked counter `b` (a bit) back to the event that parked it, as it is.
-    #[inline]
-    fn take_parked(&mut self, b: u64) {
-        self.parked &= !b;
-        self.stats.reused = self.stats.reused.wrapping_add(1);
-        self.mark_used(b);
     }
 
     /// Takes counter `idx` from the event holding it; returns its bit.
