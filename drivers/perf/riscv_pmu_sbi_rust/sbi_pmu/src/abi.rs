@@ -550,7 +550,8 @@ impl EventIdx {
         self.ty
     }
 
-    /// The event code (`event_idx[15:0]`).
+    /// The event code (`event_idx[15:0]`), for the tests.
+    #[cfg(test)]
     pub const fn code(self) -> u16 {
         self.code
     }
@@ -658,7 +659,9 @@ impl SnapshotPage {
         1 + idx
     }
 
-    /// A zeroed page.
+    /// A zeroed page, for the host tests and the firmware model (the kernel glue allocates its
+    /// own).
+    #[cfg(any(test, feature = "host"))]
     pub const fn new() -> Self {
         Self {
             ctr_overflow_mask: 0,
@@ -668,6 +671,7 @@ impl SnapshotPage {
     }
 }
 
+#[cfg(any(test, feature = "host"))]
 impl Default for SnapshotPage {
     fn default() -> Self {
         Self::new()
