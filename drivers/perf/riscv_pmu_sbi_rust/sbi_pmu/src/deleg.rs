@@ -179,16 +179,13 @@ impl Selectors {
     }
 }
 
-/// What [`Hybrid`] did on a CPU: the SBI calls it forwarded, by function ID, and the CSR
-/// operations it made instead.
+/// What [`Hybrid`] did on a CPU: the SBI calls it forwarded, by function ID.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct DelegStats {
     /// SBI calls forwarded to the SBI implementation, indexed by function ID. Starts, stops and
     /// configurations are counted while any counter is delegated; without, the core's own
     /// statistics count them.
     pub sbi_calls: [u64; Fid::COUNT],
-    /// Functions carried out on delegated counters with CSRs only, indexed by function ID.
-    pub csr_calls: [u64; Fid::COUNT],
 }
 
 /// One CPU's delegation state: which logical counters the kernel programs itself, their hardware
@@ -227,7 +224,6 @@ impl Delegation {
         selectors: Selectors::none(),
         stats: DelegStats {
             sbi_calls: [0; Fid::COUNT],
-            csr_calls: [0; Fid::COUNT],
         },
     };
 
@@ -304,13 +300,6 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
     #[inline]
     fn count_sbi(&mut self, fid: Fid) {
         if let Some(n) = self.deleg.stats.sbi_calls.get_mut(fid.id()) {
-            *n = n.wrapping_add(1);
-        }
-    }
-
-    #[inline]
-    fn count_csr(&mut self, fid: Fid) {
-        if let Some(n) = self.deleg.stats.csr_calls.get_mut(fid.id()) {
             *n = n.wrapping_add(1);
         }
     }
@@ -440,7 +429,6 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
             mine.trailing_zeros() as usize
         };
         if let Some(selector) = selector.filter(|_| mine & bit(idx) != 0) {
-            self.count_csr(Fid::CounterConfigMatching);
             self.configure(idx, selector, flags);
             return Ok(idx);
         }
@@ -480,7 +468,6 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
         if flags.contains(StartFlags::SET_INIT_VALUE) && !mine.is_power_of_two() {
             return Err(SbiError::InvalidParam);
         }
-        self.count_csr(Fid::CounterStart);
         let mut result = Ok(());
         if mine & self.deleg.started != 0 {
             result = Err(SbiError::AlreadyStarted);
@@ -521,7 +508,6 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
         if flags.contains(StopFlags::TAKE_SNAPSHOT) {
             return Err(SbiError::NoShmem);
         }
-        self.count_csr(Fid::CounterStop);
         // Every counter of the set is inhibited, also one started before the backend knew it (the
         // first reset at CPU start).
         self.hart.scountinhibit_set(self.deleg.hw_bits(mine));
@@ -605,7 +591,6 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
         if self.deleg.configured & !self.deleg.started & b == 0 {
             return self.counter_start(idx, 1, StartFlags::SET_INIT_VALUE, initial_value);
         }
-        self.count_csr(Fid::CounterStart);
         self.program_start(idx, Some(initial_value));
         self.hart.scountinhibit_clear(self.deleg.hw_bits(b));
         self.deleg.started |= b;
@@ -622,7 +607,6 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
         let stop = mask as u64;
         if base == 0 && flags.is_empty() && stop & !(self.deleg.delegated & self.deleg.started) == 0
         {
-            self.count_csr(Fid::CounterStop);
             self.hart.scountinhibit_set(self.deleg.hw_bits(stop));
             self.deleg.started &= !stop;
             return Ok(());
