@@ -285,8 +285,6 @@ pub const fn counting_floor(width_mask: u64) -> u64 {
 pub struct PmuInfo {
     /// The SBI specification version.
     pub version: SbiVersion,
-    /// What `sbi_pmu_num_counters` returned, clamped to [`RISCV_MAX_COUNTERS`].
-    pub num_counters: usize,
     /// The usable counters: those whose `counter_get_info` succeeded with a non-zero word.
     pub cmask: u64,
     /// The usable hardware counters.
@@ -314,7 +312,16 @@ const NO_HW_COUNTER: u8 = u8::MAX;
 
 impl PmuInfo {
     /// No counter.
-    pub const EMPTY: Self = Self::empty(SbiVersion::V0_3, 0);
+    pub const EMPTY: Self = Self {
+        version: SbiVersion::V0_3,
+        cmask: 0,
+        hw_mask: 0,
+        fw_mask: 0,
+        ctr_info: [0; RISCV_MAX_COUNTERS],
+        logical_of_hw: [0; RISCV_MAX_COUNTERS],
+        hw_of_logical: [NO_HW_COUNTER; RISCV_MAX_COUNTERS],
+        configured_counters_readable: false,
+    };
 
     /// [`PmuInfo::probe_into`] into a new table, for the host tests.
     #[cfg(any(test, feature = "host"))]
@@ -335,8 +342,8 @@ impl PmuInfo {
     ) -> Result<(), SbiError> {
         let num = fw.num_counters()?;
         *self = Self::EMPTY;
-        (self.version, self.num_counters) = (version, num.min(RISCV_MAX_COUNTERS));
-        for i in 0..self.num_counters {
+        self.version = version;
+        for i in 0..num.min(RISCV_MAX_COUNTERS) {
             if let Ok(raw) = fw.counter_get_info(i) {
                 self.add_counter(i, raw);
             }
@@ -349,32 +356,16 @@ impl PmuInfo {
     /// [`RISCV_MAX_COUNTERS`] are ignored. For the tests.
     #[cfg(test)]
     pub fn from_counter_infos(version: SbiVersion, infos: &[Option<usize>]) -> Self {
-        let mut info = Self::empty(version, infos.len());
+        let mut info = Self {
+            version,
+            ..Self::EMPTY
+        };
         for (i, raw) in infos.iter().enumerate().take(RISCV_MAX_COUNTERS) {
             if let Some(raw) = raw {
                 info.add_counter(i, *raw);
             }
         }
         info
-    }
-
-    /// A table of `num` counters (at most [`RISCV_MAX_COUNTERS`]), none of them usable yet.
-    const fn empty(version: SbiVersion, num: usize) -> Self {
-        Self {
-            version,
-            num_counters: if num < RISCV_MAX_COUNTERS {
-                num
-            } else {
-                RISCV_MAX_COUNTERS
-            },
-            cmask: 0,
-            hw_mask: 0,
-            fw_mask: 0,
-            ctr_info: [0; RISCV_MAX_COUNTERS],
-            logical_of_hw: [0; RISCV_MAX_COUNTERS],
-            hw_of_logical: [NO_HW_COUNTER; RISCV_MAX_COUNTERS],
-            configured_counters_readable: false,
-        }
     }
 
     /// Records counter `i`'s `counter_info` word; a word of zero leaves the counter unusable.
