@@ -702,28 +702,37 @@ fn start_event(state: &mut CpuState, event: &mut EventMut<'_>, reload: bool) {
     // User space may read the counter of an mmap'd event while it runs. The start itself may wait
     // for pmu_enable; the counter holds its start value until then, which is what the mmap page
     // says it holds.
-    if let Some(bit) = state.core.info().user_read_bit(hw.hw_flags(), || hw.idx()) {
-        arch::scounteren_set(bit);
-    }
+    grant_user_read(state.core.info(), event);
     event.update_userpage();
 }
 
 /// `riscv_pmu_stop()`: user space loses the right to read the counter, which then stops; the
 /// event is brought up to date (always, as in the C driver).
 fn stop_event(state: &mut CpuState, event: &mut EventMut<'_>, update: bool) {
-    let mut hw = event.hw_mut();
     // The counter may stay mapped to this event while another task runs: user space loses the
     // right to read it first.
-    revoke_user_access(state.core.info(), &hw);
+    revoke_user_access(state.core.info(), event);
+    let mut hw = event.hw_mut();
     let delta = state.core.stop(&mut state.fw.hybrid(), &mut hw, update);
     event.add_count(delta);
+}
+
+/// Sets the `scounteren` bit of the event's counter if user space may read it now: the event is
+/// mmap'd and runs.
+#[inline]
+fn grant_user_read(info: &PmuInfo, event: &PerfEvent) {
+    let hw = event.hw();
+    if let Some(bit) = info.user_read_bit(HwFlags::from_bits_retain(hw.flags()), || hw.idx()) {
+        arch::scounteren_set(bit);
+    }
 }
 
 /// Clears the `scounteren` bit of the event's counter if user space may read it, mmap'd or not:
 /// the mapping may have gone while the event ran, and the bit must not outlive the event there.
 #[inline]
-fn revoke_user_access(info: &PmuInfo, hw: &impl HwEvent) {
-    if let Some(bit) = info.user_access_bit(hw.hw_flags(), || hw.idx()) {
+fn revoke_user_access(info: &PmuInfo, event: &PerfEvent) {
+    let hw = event.hw();
+    if let Some(bit) = info.user_access_bit(HwFlags::from_bits_retain(hw.flags()), || hw.idx()) {
         arch::scounteren_clear(bit);
     }
 }
@@ -819,11 +828,8 @@ impl perf::Driver for SbiPmu {
             .add(&mut cpu.fw.hybrid(), &mut hw, start)
             .map_err(|err| errno(err.errno(ErrnoTable::for_kernel(compat::KERNEL_MAJOR))))?;
         // Adding with START starts the event, as `start` would.
-        let bit = start
-            .then(|| self.info.user_read_bit(hw.hw_flags(), || hw.idx()))
-            .flatten();
-        if let Some(bit) = bit {
-            arch::scounteren_set(bit);
+        if start {
+            grant_user_read(&self.info, event);
         }
         event.update_userpage();
         Ok(())
@@ -832,10 +838,9 @@ impl perf::Driver for SbiPmu {
     /// `riscv_pmu_del()`.
     #[inline]
     fn del(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, _flags: EventOpFlags) {
-        let mut hw = event.hw_mut();
         // Deleting stops the event, as `stop` would: the counter is no longer user-readable.
-        revoke_user_access(&self.info, &hw);
-        let delta = cpu.core.del(&mut cpu.fw.hybrid(), &mut hw);
+        revoke_user_access(&self.info, event);
+        let delta = cpu.core.del(&mut cpu.fw.hybrid(), &mut event.hw_mut());
         event.add_count(delta);
         event.update_userpage();
     }
@@ -923,15 +928,7 @@ impl perf::Driver for SbiPmu {
             return;
         }
         event.set_flags(HwFlags::USER_READ_CNT.bits());
-        let info = &self.info;
-        event.on_active_cpu(&|event: &PerfEvent| {
-            let hw = event.hw();
-            if let Some(bit) =
-                info.user_read_bit(HwFlags::from_bits_retain(hw.flags()), || hw.idx())
-            {
-                arch::scounteren_set(bit);
-            }
-        });
+        event.on_active_cpu(&|event: &PerfEvent| grant_user_read(&self.info, event));
         event.update_userpage();
     }
 
@@ -945,15 +942,7 @@ impl perf::Driver for SbiPmu {
             return;
         }
         event.clear_flags(HwFlags::USER_READ_CNT.bits());
-        let info = &self.info;
-        event.on_active_cpu(&|event: &PerfEvent| {
-            let hw = event.hw();
-            if let Some(bit) =
-                info.user_access_bit(HwFlags::from_bits_retain(hw.flags()), || hw.idx())
-            {
-                arch::scounteren_clear(bit);
-            }
-        });
+        event.on_active_cpu(&|event: &PerfEvent| revoke_user_access(&self.info, event));
         event.update_userpage();
     }
 }
