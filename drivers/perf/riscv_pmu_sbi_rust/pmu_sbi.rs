@@ -800,15 +800,11 @@ impl perf::Driver for SbiPmu {
             members += 1;
         });
         if members > 0 {
-            let fits = match masks.get_mut(members) {
-                // More events than a PMU can have counters.
-                None => false,
-                Some(slot) => {
-                    *slot = own;
-                    masks.get(..=members).is_some_and(group_fits)
-                }
-            };
-            if !fits {
+            if let Some(slot) = masks.get_mut(members) {
+                *slot = own;
+            }
+            // `None` for more events than a PMU can have counters.
+            if !masks.get(..=members).is_some_and(group_fits) {
                 pr_debug!(
                     "a group of {} events cannot have counters at once\n",
                     members + 1
