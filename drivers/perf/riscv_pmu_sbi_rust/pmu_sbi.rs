@@ -281,8 +281,6 @@ pub(crate) struct SbiPmu {
     std_events: Option<Pin<KBox<Deferred<StdEventsCheck>>>>,
     /// Whether the harts have Sscofpmf, so that firmware honours the mode filters.
     sscofpmf: bool,
-    /// Whether the counter overflow interrupt is set up, so that events can sample.
-    overflow_irq: bool,
     /// The device tree event maps, when the kernel's device tree has valid ones.
     dt: Option<DtMaps>,
     /// The standard events the maps say the platform counts, when they cover the standard events:
@@ -325,7 +323,6 @@ impl SbiPmu {
         info: PmuInfo::EMPTY,
         std_events: None,
         sscofpmf: false,
-        overflow_irq: false,
         dt: None,
         dt_std_events: None,
         snapshot: false,
@@ -439,16 +436,6 @@ impl SbiPmu {
         &self.info
     }
 
-    /// Records whether the counter overflow interrupt could be set up (`pmu_sbi_setup_irqs()`).
-    pub(crate) fn set_overflow_irq(&mut self, available: bool) {
-        if self.sscofpmf && !available {
-            pr_info!(
-                "Perf sampling/filtering is not supported as the overflow interrupt could not be set up\n"
-            );
-        }
-        self.overflow_irq = self.sscofpmf && available;
-    }
-
     /// Records whether the CPUs set up snapshot memory (when they started, `cpus`).
     pub(crate) fn set_snapshot(&mut self, cpus: &CpuStates<CpuState>) {
         let mut snapshot = false;
@@ -460,14 +447,19 @@ impl SbiPmu {
         self.snapshot = snapshot;
     }
 
-    /// What perf core may ask of this PMU: without the overflow interrupt (no Sscofpmf, or no
-    /// interrupt), no sampling and no mode filtering, as in the C driver.
-    pub(crate) fn capabilities(&self) -> Capabilities {
-        if self.overflow_irq {
-            Capabilities::NONE
-        } else {
-            Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE)
+    /// What perf core may ask of this PMU, given whether the counter overflow interrupt could be
+    /// set up (`pmu_sbi_setup_irqs()`, requested only with Sscofpmf): without it, no sampling and
+    /// no mode filtering, as in the C driver.
+    pub(crate) fn capabilities(&self, overflow_irq: bool) -> Capabilities {
+        if overflow_irq {
+            return Capabilities::NONE;
         }
+        if self.sscofpmf {
+            pr_info!(
+                "Perf sampling/filtering is not supported as the overflow interrupt could not be set up\n"
+            );
+        }
+        Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE)
     }
 
     /// Decides what the sysfs `events/` directory lists, before the PMU is registered: the standard

@@ -121,7 +121,7 @@ impl SbiPmuModule {
         } else {
             None
         };
-        pmu.set_overflow_irq(overflow_irq.is_some());
+        let capabilities = pmu.capabilities(overflow_irq.is_some());
 
         // Every CPU's counters are stopped before perf can use them, now and when a CPU starts,
         // and the overflow interrupt enabled.
@@ -137,7 +137,6 @@ impl SbiPmuModule {
 
         // perf publishes the width of a counter user space reads directly.
         arch::set_counter_widths(|idx| pmu.info().ctr_width(idx));
-        let capabilities = pmu.capabilities();
         pmu.publish_events();
         let attr_groups = pmu.attr_groups();
         let pmu: Arc<SbiPmu> = pmu.into();
