@@ -1044,14 +1044,8 @@ fn overflow_step(state: &mut CpuState, event: &mut EventMut<'_>) -> Option<Overf
 /// Stops the events of a CPU while it is in a low-power state (`riscv_pm_pmu_notify()`), with one
 /// SBI call each way.
 pub(crate) struct PmuSbiCpuPm {
-    cpus: Arc<CpuStates<CpuState>>,
-}
-
-impl PmuSbiCpuPm {
-    /// The notifier of the counters of the CPUs' state `cpus`.
-    pub(crate) fn new(cpus: Arc<CpuStates<CpuState>>) -> Self {
-        Self { cpus }
-    }
+    /// The CPUs' state.
+    pub(crate) cpus: Arc<CpuStates<CpuState>>,
 }
 
 impl CpuPmNotify for PmuSbiCpuPm {
@@ -1198,15 +1192,10 @@ impl CpuStarting for PmuSbiStartingCpu {
 /// no event open every CPU shows `0 0x0 0x0 0x0`, then its parked mask and the parked counters left
 /// running (coasting).
 pub(crate) struct SbiCallStats {
-    pmu: Arc<SbiPmu>,
-    cpus: Arc<CpuStates<CpuState>>,
-}
-
-impl SbiCallStats {
-    /// Statistics of `pmu`, whose CPUs' state is `cpus`.
-    pub(crate) fn new(pmu: Arc<SbiPmu>, cpus: Arc<CpuStates<CpuState>>) -> Self {
-        Self { pmu, cpus }
-    }
+    /// The PMU, for the calls of its standard-event check.
+    pub(crate) pmu: Arc<SbiPmu>,
+    /// Its CPUs' state.
+    pub(crate) cpus: Arc<CpuStates<CpuState>>,
 }
 
 /// Writes one line of the statistics: a label, the calls of each SBI PMU function, and the flushes,

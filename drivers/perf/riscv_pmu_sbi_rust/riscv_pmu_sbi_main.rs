@@ -143,7 +143,10 @@ impl SbiPmuModule {
 
         let stats = debugfs::Registration::new(
             c_str!("riscv_pmu_sbi_rust"),
-            SbiCallStats::new(pmu.clone(), cpus.clone()),
+            SbiCallStats {
+                pmu: pmu.clone(),
+                cpus: cpus.clone(),
+            },
         )?;
 
         let user_access =
@@ -153,7 +156,7 @@ impl SbiPmuModule {
 
         // Events stop while their CPU is in a low-power state (a no-op without CONFIG_CPU_PM).
         let cpu_pm = KBox::pin_init(
-            cpu_pm::Registration::new(PmuSbiCpuPm::new(cpus.clone())),
+            cpu_pm::Registration::new(PmuSbiCpuPm { cpus: cpus.clone() }),
             GFP_KERNEL,
         )?;
 
