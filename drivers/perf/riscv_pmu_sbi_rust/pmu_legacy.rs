@@ -71,13 +71,6 @@ impl LegacyPmu {
     }
 }
 
-/// Adds `delta` to the event's count.
-fn add_count(event: &mut EventMut<'_>, delta: u64) {
-    if delta != 0 {
-        event.add_count(delta);
-    }
-}
-
 /// The value of the event's base counter now, if it has one.
 fn read_counter(event: &PerfEvent) -> Option<u64> {
     let idx = counter_of(event.hw().idx())?;
@@ -131,7 +124,7 @@ impl perf::Driver for LegacyPmu {
     fn stop(&self, _cpu: &mut (), event: &mut EventMut<'_>, _flags: EventOpFlags) {
         if let Some(value) = read_counter(event) {
             let delta = legacy::stop(&mut event.hw_mut(), value);
-            add_count(event, delta);
+            event.add_count(delta);
         }
     }
 
@@ -139,7 +132,7 @@ impl perf::Driver for LegacyPmu {
     fn read(&self, _cpu: &mut (), event: &mut EventMut<'_>) {
         if let Some(value) = read_counter(event) {
             let delta = legacy::update(&mut event.hw_mut(), value);
-            add_count(event, delta);
+            event.add_count(delta);
         }
     }
 }
