@@ -46,28 +46,22 @@ impl CpuStarting for LegacyStartingCpu {
 }
 
 /// The legacy PMU has no sysfs attributes (no `format/`): its two events are generic ones.
-pub(crate) static NO_ATTR_GROUPS: AttributeGroups<0> = AttributeGroups::new([]);
+static NO_ATTR_GROUPS: AttributeGroups<0> = AttributeGroups::new([]);
 
 impl LegacyPmu {
-    /// Grants user mode the `time` CSR on every CPU, now and when a CPU starts.
-    pub(crate) fn user_time_access() -> Result<Pin<KBox<cpuhp::Registration<LegacyStartingCpu>>>> {
-        KBox::pin_init(cpuhp::Registration::new(LegacyStartingCpu), GFP_KERNEL)
-    }
-
-    /// What perf core may ask of the PMU: no sampling, no mode filtering.
-    pub(crate) const CAPABILITIES: Capabilities =
-        Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE);
-
-    /// The driver and its per-CPU state (none), to register (`pmu_legacy_init()`).
-    pub(crate) fn new() -> Result<(Arc<Self>, Arc<CpuStates<()>>)> {
-        pr_info!(
-            "no SBI PMU extension: counting cycles and instructions from the base counters
-"
-        );
-        Ok((
-            Arc::new(LegacyPmu, GFP_KERNEL)?,
-            Arc::new(CpuStates::new(|_, ()| ())?, GFP_KERNEL)?,
-        ))
+    /// Grants user mode the `time` CSR on every CPU, now and when a CPU starts, and makes the PMU
+    /// to register (`pmu_legacy_init()`): no per-CPU state, and perf core may ask it for no
+    /// sampling and no mode filtering.
+    pub(crate) fn init(
+        module: &'static ThisModule,
+    ) -> Result<(Pin<KBox<cpuhp::Registration<LegacyStartingCpu>>>, perf::Pmu)> {
+        let time_access = KBox::pin_init(cpuhp::Registration::new(LegacyStartingCpu), GFP_KERNEL)?;
+        pr_info!("no SBI PMU extension: counting cycles and instructions from the base counters\n");
+        let driver = Arc::new(LegacyPmu, GFP_KERNEL)?;
+        let cpus = Arc::new(CpuStates::new(|_, ()| ())?, GFP_KERNEL)?;
+        let capabilities = Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE);
+        let pmu = perf::Pmu::new(module, driver, cpus, capabilities, &NO_ATTR_GROUPS)?;
+        Ok((time_access, pmu))
     }
 }
 

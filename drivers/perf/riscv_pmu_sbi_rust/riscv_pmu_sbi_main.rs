@@ -28,7 +28,7 @@ use kernel::{
     c_str,
     sync::{Arc, UniqueArc},
 };
-use pmu_legacy::{LegacyPmu, NO_ATTR_GROUPS};
+use pmu_legacy::LegacyPmu;
 use pmu_sbi::{
     PerfUserAccess, PmuSbiCpuPm, PmuSbiOverflow, PmuSbiStartingCpu, SbiCallStats, SbiPmu,
     RV_IRQ_PMU,
@@ -73,15 +73,7 @@ impl perf::PmuModule for RiscvPmuSbiModule {
     fn init(module: &'static ThisModule) -> Result<(Self, perf::Pmu)> {
         pmu_sbi::pmu_sbi_check_c_driver()?;
         if !pmu_sbi::has_pmu_extension() {
-            let time_access = LegacyPmu::user_time_access()?;
-            let (driver, cpus) = LegacyPmu::new()?;
-            let pmu = perf::Pmu::new(
-                module,
-                driver,
-                cpus,
-                LegacyPmu::CAPABILITIES,
-                &NO_ATTR_GROUPS,
-            )?;
+            let (time_access, pmu) = LegacyPmu::init(module)?;
             let state = Self::Legacy {
                 _time_access: time_access,
             };
