@@ -25,7 +25,7 @@ use crate::glue::{
     of::{self, OfNode},
     percpu,
 };
-use kernel::{c_str, prelude::*, str::CStr};
+use kernel::{c_str, prelude::*, str::CString};
 use sbi_pmu::{
     counters::PmuInfo,
     deleg::{probe_delegated, CounterCsrs, Delegation, Hybrid, Selectors},
@@ -87,8 +87,8 @@ pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
         .map(|s| (s, "riscv,event-to-mhpmevent"))
         .or_else(|| {
             Selectors::for_platform(|compatible| {
-                let mut name = [0u8; 64];
-                c_string(compatible, &mut name).is_some_and(of::machine_is_compatible)
+                CString::try_from_fmt(format_args!("{compatible}"))
+                    .is_ok_and(|name| of::machine_is_compatible(&name))
             })
         });
     let Some((selectors, source)) = found else {
@@ -103,15 +103,6 @@ pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
         csrs: DelegatedCsrs::new(true)?,
         selectors,
     })
-}
-
-/// `s` as a NUL-terminated string in `buf`, if it fits and has no NUL of its own.
-fn c_string<'a>(s: &str, buf: &'a mut [u8; 64]) -> Option<&'a CStr> {
-    let bytes = s.as_bytes();
-    let dst = buf.get_mut(..bytes.len())?;
-    dst.copy_from_slice(bytes);
-    *buf.get_mut(bytes.len())? = 0;
-    CStr::from_bytes_with_nul(buf.get(..=bytes.len())?).ok()
 }
 
 /// Without delegation ([`Delegation::SBI_ONLY`]) `Hybrid` never touches the CSRs; should it, reads
