@@ -231,23 +231,17 @@ impl DtMaps {
         }
         let this = Self { cells };
         let [sel, ctr, raw] = &this.cells;
-        let checked = DtPmuMaps::parse(sel.as_deref(), ctr.as_deref(), raw.as_deref())
-            .and_then(|maps| maps.check_platform(info.hw_counters()).map(|()| maps));
-        match checked {
-            Ok(maps) => {
-                pr_info!(
-                    "event maps from the device tree: {} event ranges, {} raw event rows, {} selectors\n",
-                    maps.counter_ranges().count(),
-                    maps.raw_maps().count(),
-                    maps.selectors().count()
-                );
-                Some(this)
-            }
-            Err(err) => {
-                dt_map_refused(&err);
-                None
-            }
-        }
+        let maps = DtPmuMaps::parse(sel.as_deref(), ctr.as_deref(), raw.as_deref())
+            .and_then(|maps| maps.check_platform(info.hw_counters()).map(|()| maps))
+            .inspect_err(dt_map_refused)
+            .ok()?;
+        pr_info!(
+            "event maps from the device tree: {} event ranges, {} raw event rows, {} selectors\n",
+            maps.counter_ranges().count(),
+            maps.raw_maps().count(),
+            maps.selectors().count()
+        );
+        Some(this)
     }
 
     /// The maps, checked when they were read.
