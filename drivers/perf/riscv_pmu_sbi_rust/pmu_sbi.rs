@@ -984,30 +984,27 @@ impl PmuSbiOverflow {
         // The pending bit is cleared only now that the counters are stopped: an overflow before
         // this point is in the bits just read, none can come after.
         arch::clear_pending_interrupt(RV_IRQ_PMU);
-        let Some((first_idx, mut event, result)) = first else {
-            // No overflowed counter had an event to update.
-            self.cpus
-                .with_local(irq, |state| state.core.overflow_end(&mut state.fw.hybrid()));
-            return overflowed != 0;
-        };
-        self.report(ctx, &mut event, &result);
-        // The other overflowed counters, one borrow each around perf core's part.
-        // Those above the first (`counters_in` gives counters below 64, in increasing order).
-        for idx in counters_in(overflowed & !(u64::MAX >> (63 - first_idx))) {
-            let stepped = self.cpus.with_local_events(irq, |state, events| {
-                let mut event = events.get(idx, irq)?;
-                let result = overflow_step(state, &mut event)?;
-                Some((event, result))
-            });
-            if let Some((mut event, result)) = stepped.flatten() {
-                self.report(ctx, &mut event, &result);
+        // `None` when no overflowed counter had an event to update.
+        if let Some((first_idx, mut event, result)) = first {
+            self.report(ctx, &mut event, &result);
+            // The other overflowed counters, one borrow each around perf core's part.
+            // Those above the first (`counters_in` gives counters below 64, in increasing order).
+            for idx in counters_in(overflowed & !(u64::MAX >> (63 - first_idx))) {
+                let stepped = self.cpus.with_local_events(irq, |state, events| {
+                    let mut event = events.get(idx, irq)?;
+                    let result = overflow_step(state, &mut event)?;
+                    Some((event, result))
+                });
+                if let Some((mut event, result)) = stepped.flatten() {
+                    self.report(ctx, &mut event, &result);
+                }
             }
         }
         // The overflowed counters start again from their next period, the others from their
         // values, in one call (or one per new value without snapshot memory).
         self.cpus
             .with_local(irq, |state| state.core.overflow_end(&mut state.fw.hybrid()));
-        true
+        overflowed != 0
     }
 }
 
