@@ -246,14 +246,10 @@ impl DtMaps {
 
     /// The maps, checked when they were read.
     fn maps(&self) -> DtPmuMaps<'_> {
-        let [sel, ctr, raw] = &self.cells;
-        DtPmuMaps::from_parsed(cells_of(sel), cells_of(ctr), cells_of(raw))
+        // An absent property has no cells.
+        let [sel, ctr, raw] = self.cells.each_ref().map(|c| c.as_deref().unwrap_or(&[]));
+        DtPmuMaps::from_parsed(sel, ctr, raw)
     }
-}
-
-/// The cells of a property, none when it is absent.
-fn cells_of(cells: &Option<KVec<u32>>) -> &[u32] {
-    cells.as_deref().unwrap_or(&[])
 }
 
 /// The one log line of a refused map.
