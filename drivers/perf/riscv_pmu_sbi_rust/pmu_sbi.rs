@@ -825,14 +825,12 @@ impl perf::Driver for SbiPmu {
 
     /// `riscv_pmu_start()`.
     fn start(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) {
-        let reload = flags.contains(EventOpFlags::RELOAD);
-        start_event(cpu, event, reload);
+        start_event(cpu, event, flags.contains(EventOpFlags::RELOAD));
     }
 
     /// `riscv_pmu_stop()`.
     fn stop(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) {
-        let update = flags.contains(EventOpFlags::UPDATE);
-        stop_event(cpu, event, update);
+        stop_event(cpu, event, flags.contains(EventOpFlags::UPDATE));
     }
 
     /// `riscv_pmu_read()`.
