@@ -85,15 +85,15 @@ pub(crate) trait CpuStarting: Send + Sync + 'static {
     fn dying(&self, irq: &LocalInterruptDisabled);
 }
 
-/// The multi-instance CPU hotplug state, removed on drop.
+/// The multi-instance CPU hotplug state of `T` (`T::STATE`), removed on drop.
 ///
 /// # Invariants
 ///
-/// The value is a state set up by `cpuhp_setup_state_multi()` and not removed yet.
-struct State(c_int);
+/// `T::STATE` is set up by `cpuhp_setup_state_multi()` and not removed yet.
+struct State<T: CpuStarting>(PhantomData<T>);
 
-impl State {
-    fn new<T: CpuStarting>() -> Result<Self> {
+impl<T: CpuStarting> State<T> {
+    fn new() -> Result<Self> {
         // SAFETY: The name is a static string and the callbacks match the C prototype.
         let state = unsafe {
             bindings::rpmu_cpuhp_setup_state_multi(
@@ -105,15 +105,16 @@ impl State {
         };
         to_result(state)?;
         // INVARIANT: A fixed state returns 0 when it was set up.
-        Ok(Self(T::STATE.0))
+        Ok(Self(PhantomData))
     }
 }
 
-impl Drop for State {
+impl<T: CpuStarting> Drop for State<T> {
     fn drop(&mut self) {
+        // `cpuhp_remove_multi_state()`, an inline wrapper.
         // SAFETY: By the type invariant the state is set up; its instance (if any) is removed
         // before, as `Registration` drops it first.
-        unsafe { bindings::rpmu_cpuhp_remove_multi_state(self.0) };
+        unsafe { bindings::__cpuhp_remove_state(T::STATE.0, false) };
     }
 }
 
@@ -124,7 +125,7 @@ impl Drop for State {
 ///
 /// # Invariants
 ///
-/// `node` is an instance of `state`, added by the initialiser and removed on drop.
+/// `node` is an instance of `T::STATE`, added by the initialiser and removed on drop.
 ///
 /// # Examples
 ///
@@ -134,7 +135,7 @@ impl Drop for State {
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: CpuStarting> {
     data: T,
-    state: State,
+    state: State<T>,
     #[pin]
     node: Opaque<bindings::hlist_node>,
 }
@@ -152,7 +153,7 @@ impl<T: CpuStarting> Registration<T> {
     pub(crate) fn new(data: T) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             data,
-            state: State::new::<T>()?,
+            state: State::new()?,
             node <- Self::add_instance(),
         }? Error)
     }
@@ -160,12 +161,12 @@ impl<T: CpuStarting> Registration<T> {
     fn add_instance() -> impl PinInit<Opaque<bindings::hlist_node>, Error> {
         let init = move |slot: *mut Opaque<bindings::hlist_node>| {
             let node = compat::opaque_ptr(slot);
-            // SAFETY: `node` is the `node` field of a `Registration<T>` whose `data` and `state`
-            // fields are initialised (pin-init runs the fields in order).
-            let state = unsafe { Adapter::<T>::registration_state(node) };
+            // `cpuhp_state_add_instance()`, an inline wrapper. `node` is the `node` field of a
+            // `Registration<T>` whose `data` and `state` fields are initialised (pin-init runs the
+            // fields in order).
             // SAFETY: The node stays at this address until `drop` removes it; the callback only
             // reads the `data` field, which is initialised.
-            to_result(unsafe { bindings::rpmu_cpuhp_state_add_instance(state, node) })
+            to_result(unsafe { bindings::__cpuhp_state_add_instance(T::STATE.0, node, true) })
         };
         // SAFETY: On success the node is added; on failure the C side has not kept it and the
         // uninitialised slot needs no cleanup.
@@ -176,9 +177,10 @@ impl<T: CpuStarting> Registration<T> {
 #[pinned_drop]
 impl<T: CpuStarting> PinnedDrop for Registration<T> {
     fn drop(self: Pin<&mut Self>) {
-        // The teardown callback cannot fail, so removing the instance cannot either.
-        // SAFETY: By the type invariant `node` is an instance of `state`.
-        unsafe { bindings::rpmu_cpuhp_state_remove_instance(self.state.0, self.node.get()) };
+        // `cpuhp_state_remove_instance()`, an inline wrapper. The teardown callback cannot fail, so
+        // removing the instance cannot either.
+        // SAFETY: By the type invariant `node` is an instance of `T::STATE`.
+        unsafe { bindings::__cpuhp_state_remove_instance(T::STATE.0, self.node.get(), true) };
     }
 }
 
@@ -197,18 +199,6 @@ impl<T: CpuStarting> Adapter<T> {
         // SAFETY: Guaranteed by the caller, so stepping back to the start of the structure stays
         // in the same object.
         unsafe { compat::container_of_mut!(node, Registration<T>, node) }
-    }
-
-    /// Returns the hotplug state of the registration a node belongs to.
-    ///
-    /// # Safety
-    ///
-    /// `node` must be the `node` field of a [`Registration<T>`] whose `state` is initialised.
-    unsafe fn registration_state(node: *mut bindings::hlist_node) -> c_int {
-        // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(node) };
-        // SAFETY: Guaranteed by the caller.
-        unsafe { (*addr_of!((*registration).state)).0 }
     }
 
     /// # Safety

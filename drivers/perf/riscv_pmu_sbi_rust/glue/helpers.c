@@ -92,21 +92,6 @@ int rpmu_cpuhp_setup_state_multi(int state, const char *name,
 	return cpuhp_setup_state_multi(state, name, startup, teardown);
 }
 
-int rpmu_cpuhp_state_add_instance(int state, struct hlist_node *node)
-{
-	return cpuhp_state_add_instance(state, node);
-}
-
-int rpmu_cpuhp_state_remove_instance(int state, struct hlist_node *node)
-{
-	return cpuhp_state_remove_instance(state, node);
-}
-
-void rpmu_cpuhp_remove_multi_state(int state)
-{
-	cpuhp_remove_multi_state(state);
-}
-
 static int rpmu_debugfs_show(struct seq_file *m, void *unused)
 {
 	struct rpmu_debugfs_file *f = m->private;

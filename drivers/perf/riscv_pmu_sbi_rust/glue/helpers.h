@@ -36,16 +36,13 @@ bool rpmu_event_is_sampling(struct perf_event *event);
 bool rpmu_event_has_branch_stack(struct perf_event *event);
 
 /*
- * A multi-instance CPU hotplug state: cpuhp_setup_state_multi() and the instance functions are inline wrappers
- * that cast the callbacks. Returns 0 for a fixed state, the state for a dynamic one, or a negative errno
- * (-EBUSY while another owner holds the state).
+ * A multi-instance CPU hotplug state: cpuhp_setup_state_multi() is an inline wrapper that casts the callbacks
+ * (the instance functions the glue calls directly). Returns 0 for a fixed state, the state for a dynamic one,
+ * or a negative errno (-EBUSY while another owner holds the state).
  */
 int rpmu_cpuhp_setup_state_multi(int state, const char *name,
 				 int (*startup)(unsigned int cpu, struct hlist_node *node),
 				 int (*teardown)(unsigned int cpu, struct hlist_node *node));
-int rpmu_cpuhp_state_add_instance(int state, struct hlist_node *node);
-int rpmu_cpuhp_state_remove_instance(int state, struct hlist_node *node);
-void rpmu_cpuhp_remove_multi_state(int state);
 
 /*
  * debugfs: a directory of read-only files whose contents the show callback writes with seq_write().
