@@ -75,16 +75,6 @@ bool rpmu_cpu_possible(unsigned int cpu)
 	return cpu_possible(cpu);
 }
 
-bool rpmu_event_is_sampling(struct perf_event *event)
-{
-	return is_sampling_event(event);
-}
-
-bool rpmu_event_has_branch_stack(struct perf_event *event)
-{
-	return has_branch_stack(event);
-}
-
 int rpmu_cpuhp_setup_state_multi(int state, const char *name,
 				 int (*startup)(unsigned int cpu, struct hlist_node *node),
 				 int (*teardown)(unsigned int cpu, struct hlist_node *node))

@@ -31,10 +31,6 @@ void *rpmu_per_cpu_ptr(void __percpu *ptr, unsigned int cpu);
 unsigned int rpmu_nr_cpu_ids(void);
 bool rpmu_cpu_possible(unsigned int cpu);
 
-/* Whether the event samples (is_sampling_event()) or asks for a branch stack (has_branch_stack()). */
-bool rpmu_event_is_sampling(struct perf_event *event);
-bool rpmu_event_has_branch_stack(struct perf_event *event);
-
 /*
  * A multi-instance CPU hotplug state: cpuhp_setup_state_multi() is an inline wrapper that casts the callbacks
  * (the instance functions the glue calls directly). Returns 0 for a fixed state, the state for a dynamic one,

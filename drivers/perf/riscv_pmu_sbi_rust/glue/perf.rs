@@ -173,8 +173,9 @@ impl PerfEvent {
     /// The event's attributes (`attr`), where they are: perf core writes some of its fields while
     /// the event exists (`sample_period`/`sample_freq`, by `PERF_EVENT_IOC_PERIOD` under the
     /// context's lock and by KVM's overflow handler), and the mmap callbacks read `attr` without
-    /// that lock, so no reference may cover the whole struct: each accessor below reads one field
-    /// that perf core sets before the event reaches a PMU and never writes again.
+    /// that lock, so no reference may cover the whole struct: each accessor below reads one field,
+    /// one that perf core sets before the event reaches a PMU and never writes again unless the
+    /// accessor says otherwise.
     fn attr_ptr(&self) -> *const bindings::perf_event_attr {
         // SAFETY: By the type invariant the event is valid; no reference is created.
         unsafe { addr_of!((*self.as_raw()).attr) }
@@ -219,16 +220,21 @@ impl PerfEvent {
         exclude_guest = exclude_guest_raw;
     }
 
-    /// Whether the event samples on counter overflow (`is_sampling_event()`).
+    /// Whether the event samples on counter overflow (`is_sampling_event()`: a nonzero
+    /// `attr.sample_period`).
     pub(crate) fn is_sampling(&self) -> bool {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_is_sampling(self.as_raw()) }
+        // SAFETY: `attr_ptr()` points into the valid event. perf core and KVM may change the period
+        // while the event exists (see `attr_ptr()`), so it is read once, with a volatile load, as
+        // `is_sampling_event()` reads it; any `u64` is valid.
+        unsafe { addr_of!((*self.attr_ptr()).__bindgen_anon_1.sample_period).read_volatile() != 0 }
     }
 
-    /// Whether the event asks for a branch stack (`has_branch_stack()`).
+    /// Whether the event asks for a branch stack (`has_branch_stack()`: `PERF_SAMPLE_BRANCH_STACK`
+    /// in `attr.sample_type`).
     pub(crate) fn has_branch_stack(&self) -> bool {
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::rpmu_event_has_branch_stack(self.as_raw()) }
+        // SAFETY: As in `attr_type()`; `sample_type` is fixed.
+        let sample_type = unsafe { addr_of!((*self.attr_ptr()).sample_type).read() };
+        sample_type & u64::from(bindings::perf_event_sample_format_PERF_SAMPLE_BRANCH_STACK) != 0
     }
 
     /// The hardware state of the event (`hw`), read in place.
