@@ -13,11 +13,8 @@
 use super::arch::{sbi_ecall, SBI_EXT_PMU, SBI_PMU_EVENT_GET_INFO, SBI_PMU_SNAPSHOT_SET_SHMEM};
 use super::bindings;
 use super::percpu::{self, CpuId, LocalInterruptDisabled};
-use core::{
-    ptr::NonNull,
-    sync::atomic::{AtomicU32, Ordering},
-};
-use kernel::{c_str, prelude::*};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{alloc::flags::__GFP_ZERO, c_str, prelude::*, types::Opaque};
 
 /// `N` 64-bit words of physically contiguous kernel memory, zeroed, freed on drop.
 ///
@@ -26,8 +23,8 @@ use kernel::{c_str, prelude::*};
 ///
 /// # Invariants
 ///
-/// `ptr` points to `N` initialised `u64`s allocated by `kmalloc()` (physically contiguous, in the
-/// linear map), owned by this value and freed only on drop.
+/// `mem` holds `N` initialised `u64`s allocated by `kmalloc()` (physically contiguous, in the
+/// linear map), owned by this value and freed only on drop; `Opaque`, as firmware writes them.
 ///
 /// # Examples
 ///
@@ -38,29 +35,29 @@ use kernel::{c_str, prelude::*};
 /// entries.read_into(&mut answer);
 /// ```
 pub(crate) struct FirmwareMem<const N: usize> {
-    ptr: NonNull<u64>,
+    mem: KBox<Opaque<[u64; N]>>,
 }
-
-// SAFETY: The memory is owned by this value; nothing in it is tied to a thread.
-unsafe impl<const N: usize> Send for FirmwareMem<N> {}
 
 impl<const N: usize> FirmwareMem<N> {
     /// Allocates the words, zeroed.
     pub(crate) fn new() -> Result<Self> {
-        let size = N.checked_mul(core::mem::size_of::<u64>()).ok_or(EINVAL)?;
-        // SAFETY: FFI call; `kzalloc()` returns zeroed memory aligned for any `u64` or NULL.
-        let ptr = unsafe { bindings::rpmu_kzalloc(size) };
-        // INVARIANT: A non-null result is `N` zeroed words from kmalloc, owned here.
-        Ok(Self {
-            ptr: NonNull::new(ptr.cast::<u64>()).ok_or(ENOMEM)?,
-        })
+        let mem = KBox::<Opaque<[u64; N]>>::new_uninit(GFP_KERNEL | __GFP_ZERO)?;
+        // SAFETY: `__GFP_ZERO` zeroed the memory, and zero words are initialised `u64`s.
+        let mem = unsafe { mem.assume_init() };
+        // INVARIANT: `KBox` allocates with `kmalloc()`; the words are owned here.
+        Ok(Self { mem })
+    }
+
+    /// A pointer to the first word, valid for `N` words (type invariant).
+    fn ptr(&self) -> *mut u64 {
+        self.mem.get().cast::<u64>()
     }
 
     /// The physical address of the first word, to hand to firmware.
     fn phys_addr(&self) -> usize {
         // SAFETY: By the type invariant the memory is kmalloc'd, so in the linear map, where
         // `virt_to_phys()` is valid.
-        let phys = unsafe { bindings::rpmu_virt_to_phys(self.ptr.as_ptr().cast()) };
+        let phys = unsafe { bindings::rpmu_virt_to_phys(self.ptr().cast()) };
         // CAST: Physical addresses fit in a register of RV64, where the driver runs.
         phys as usize
     }
@@ -71,9 +68,9 @@ impl<const N: usize> FirmwareMem<N> {
         if i >= N {
             return None;
         }
-        // SAFETY: By the type invariant `ptr` points to `N` words owned by `self`, and `i < N`; the
-        // load is volatile and creates no reference, so firmware may access the memory too.
-        Some(unsafe { self.ptr.as_ptr().add(i).read_volatile() })
+        // SAFETY: By the type invariant `ptr()` points to `N` words owned by `self`, and `i < N`;
+        // the load is volatile and creates no reference, so firmware may access the memory too.
+        Some(unsafe { self.ptr().add(i).read_volatile() })
     }
 
     /// Sets word `i`; nothing past the end.
@@ -81,7 +78,7 @@ impl<const N: usize> FirmwareMem<N> {
     pub(crate) fn write(&mut self, i: usize, value: u64) {
         if i < N {
             // SAFETY: As in `read`, and `self` is borrowed mutably, so no other Rust access races.
-            unsafe { self.ptr.as_ptr().add(i).write_volatile(value) };
+            unsafe { self.ptr().add(i).write_volatile(value) };
         }
     }
 
@@ -108,13 +105,6 @@ impl<const N: usize> FirmwareMem<N> {
         // and holds `N` words: the `N / 2` entries of two words each that the call names. Firmware
         // does not keep the address after the call.
         unsafe { sbi_ecall(SBI_EXT_PMU, SBI_PMU_EVENT_GET_INFO, args) }
-    }
-}
-
-impl<const N: usize> Drop for FirmwareMem<N> {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant `ptr` came from `kmalloc()` and is freed only here.
-        unsafe { bindings::rpmu_kfree(self.ptr.as_ptr().cast()) };
     }
 }
 

@@ -19,7 +19,6 @@
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
 #include <linux/platform_device.h>
-#include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <asm/io.h>
 
@@ -173,16 +172,6 @@ void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie)
 {
 	free_percpu_irq(irq, cookie);
 	free_percpu(cookie);
-}
-
-void *rpmu_kzalloc(size_t size)
-{
-	return kzalloc(size, GFP_KERNEL);
-}
-
-void rpmu_kfree(void *ptr)
-{
-	kfree(ptr);
 }
 
 u64 rpmu_virt_to_phys(void *ptr)

@@ -79,9 +79,7 @@ int rpmu_request_percpu_irq(unsigned int irq, const char *name, irqreturn_t (*ha
 			    void __percpu **cookie);
 void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie);
 
-/* Memory lent to firmware: kzalloc() is inline and virt_to_phys() a macro. */
-void *rpmu_kzalloc(size_t size);
-void rpmu_kfree(void *ptr);
+/* The physical address of kmalloc'd memory lent to firmware: virt_to_phys() is a macro. */
 u64 rpmu_virt_to_phys(void *ptr);
 
 /* local_irq_save(), local_irq_restore(), lockdep_assert_irqs_disabled() and raw_smp_processor_id() are macros. */
