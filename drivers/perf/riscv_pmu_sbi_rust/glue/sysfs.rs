@@ -33,11 +33,7 @@ use kernel::{
 /// A read-only `struct device_attribute` named `name` whose file `show` writes.
 const fn device_attr(
     name: &'static CStr,
-    show: unsafe extern "C" fn(
-        *mut bindings::device,
-        *mut bindings::device_attribute,
-        *mut c_char,
-    ) -> isize,
+    show: compat::ShowFn,
 ) -> Opaque<bindings::device_attribute> {
     // SAFETY: All-zero is a valid `device_attribute`: null pointers, no callbacks, and a lockdep
     // key that lockdep initialises itself for static objects.
@@ -98,11 +94,6 @@ impl FormatAttr {
         let len =
             unsafe { bindings::sysfs_emit(buf, c_str!("%s\n").as_char_ptr(), value.as_char_ptr()) };
         len as isize
-    }
-
-    const fn as_raw(&'static self) -> *mut bindings::attribute {
-        // CAST: `attr` is the first field of `struct device_attribute`.
-        self.attr.get().cast::<bindings::attribute>()
     }
 }
 
@@ -190,11 +181,6 @@ impl<T: EventList> PmuEventAttr<T> {
         };
         len as isize
     }
-
-    const fn as_raw(&'static self) -> *mut bindings::attribute {
-        // CAST: `attr` is the first field of `struct device_attribute`.
-        self.attr.get().cast::<bindings::attribute>()
-    }
 }
 
 /// A NULL-terminated array of `N` attributes, as `struct attribute_group::attrs` wants it: format
@@ -226,7 +212,8 @@ impl<const N: usize> Attributes<N> {
         let mut list = [ptr::null_mut(); N];
         let mut i = 0;
         while i < N {
-            list[i] = attrs[i].as_raw();
+            // CAST: `attr` is the first field of `struct device_attribute`.
+            list[i] = attrs[i].attr.get().cast::<bindings::attribute>();
             i += 1;
         }
         // INVARIANT: Every entry points to a static attribute and the array is NULL-terminated.
@@ -244,7 +231,8 @@ impl<const N: usize, T: EventList> Attributes<N, T> {
         let mut list = [ptr::null_mut(); N];
         let mut i = 0;
         while i < N {
-            list[i] = attrs[i].as_raw();
+            // CAST: `attr` is the first field of `struct device_attribute`.
+            list[i] = attrs[i].attr.get().cast::<bindings::attribute>();
             i += 1;
         }
         // INVARIANT: Every entry points to a static attribute and the array is NULL-terminated;
