@@ -97,9 +97,7 @@ impl Capabilities {
     pub(crate) const NO_INTERRUPT: Self = Self(bindings::PERF_PMU_CAP_NO_INTERRUPT);
     /// The PMU cannot filter by privilege mode: perf core refuses events with `exclude_*` set.
     pub(crate) const NO_EXCLUDE: Self = Self(bindings::PERF_PMU_CAP_NO_EXCLUDE);
-}
 
-impl Capabilities {
     /// Both sets of capabilities.
     pub(crate) const fn union(self, other: Self) -> Self {
         Self(self.0 | other.0)
@@ -413,21 +411,13 @@ impl Deref for MappedEvent<'_> {
 
 impl MappedEvent<'_> {
     fn flags(&self) -> &AtomicU32 {
-        // SAFETY: By the type invariant of `PerfEvent` the event is valid; `hw.flags` is an aligned
-        // `int` that the event's callbacks read and write with single accesses, so an atomic view
-        // for one operation is sound.
-        unsafe {
-            AtomicU32::from_ptr(
-                addr_of_mut!(
-                    (*self.0.as_raw())
-                        .hw
-                        .__bindgen_anon_1
-                        .__bindgen_anon_1
-                        .flags
-                )
-                .cast::<u32>(),
-            )
-        }
+        let event = self.0.as_raw();
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid; no reference is created.
+        let flags = unsafe { addr_of_mut!((*event).hw.__bindgen_anon_1.__bindgen_anon_1.flags) };
+        // CAST: `hw.flags` is a bit set; the bits are the same as unsigned.
+        // SAFETY: `hw.flags` is an aligned `int` that the event's callbacks read and write with
+        // single accesses, so an atomic view for one operation is sound.
+        unsafe { AtomicU32::from_ptr(flags.cast::<u32>()) }
     }
 
     /// Sets the bits `bits` of `hw.flags`.
@@ -719,15 +709,20 @@ impl EventTable {
         Some(unsafe { EventMut::new(event) })
     }
 
+    /// The entry of counter `idx` (`hw.idx`), if the table has one.
+    #[inline(always)]
+    fn slot(&self, idx: i32) -> Option<&Cell<*mut bindings::perf_event>> {
+        usize::try_from(idx)
+            .ok()
+            .and_then(|idx| self.slots.get(idx))
+    }
+
     /// Records `event` on the counter `idx`.
     #[inline(always)]
     fn record(&self, idx: i32, event: *mut bindings::perf_event) {
         // INVARIANT: `add` succeeded for the event. An event the driver left without a counter
         // (or with an out-of-range one) is not recorded.
-        if let Some(slot) = usize::try_from(idx)
-            .ok()
-            .and_then(|idx| self.slots.get(idx))
-        {
+        if let Some(slot) = self.slot(idx) {
             slot.set(event);
         }
     }
@@ -735,11 +730,7 @@ impl EventTable {
     /// Forgets `event` wherever the table has it; `idx` is where it should be.
     #[inline(always)]
     fn forget(&self, idx: i32, event: *mut bindings::perf_event) {
-        if let Some(slot) = usize::try_from(idx)
-            .ok()
-            .and_then(|idx| self.slots.get(idx))
-            .filter(|s| s.get() == event)
-        {
+        if let Some(slot) = self.slot(idx).filter(|s| s.get() == event) {
             slot.set(core::ptr::null_mut());
             return;
         }
@@ -1011,11 +1002,9 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     }
 }
 
-/// Reports how long a sample took to take (`perf_sample_event_took()`): perf core lowers the
-/// sampling rate when samples take too long.
-pub(crate) fn sample_event_took(ns: u64) {
-    compat::perf_sample_event_took(ns);
-}
+// Reports how long a sample took to take (`perf_sample_event_took()`): perf core lowers the
+// sampling rate when samples take too long.
+pub(crate) use super::compat::perf_sample_event_took as sample_event_took;
 
 /// A PMU for perf core: the driver, its per-CPU state and the `struct pmu` that will name them,
 /// built by the module's initialisation and registered by the module [`module_pmu!`] makes, as
