@@ -253,28 +253,13 @@ pub(crate) fn scounteren_clear(bits: usize) {
     unsafe { asm!("csrc scounteren, {0}", in(reg) bits, options(nomem, nostack)) };
 }
 
-/// `this_cpu_ptr()`: the address of this CPU's copy of the per-CPU data `ptr` points to (the
-/// per-CPU pointer plus this CPU's offset). Only an address: whether a copy lives there is the
-/// caller's to know.
+/// `per_cpu_ptr()`: the address of CPU `cpu`'s copy of the per-CPU data `ptr` points to (the
+/// per-CPU pointer plus the CPU's offset, `__per_cpu_offset[cpu]`). Only an address: whether a
+/// copy lives there is the caller's to know.
 #[inline(always)]
-pub(crate) fn this_cpu_ptr<T>(ptr: *mut T, irq: &LocalInterruptDisabled) -> *mut T {
-    ptr.cast::<u8>()
-        .wrapping_add(this_cpu_offset(irq))
-        .cast::<T>()
-}
-
-/// The offset of this CPU's copies of per-CPU data (`__my_cpu_offset`): `__per_cpu_offset[cpu]`, the
-/// CPU number taken from `current_thread_info()`, which `tp` points to on RISC-V.
-fn this_cpu_offset(_irq: &LocalInterruptDisabled) -> usize {
-    let tp: *const bindings::thread_info;
-    // SAFETY: Reading `tp` has no side effect and touches no memory.
-    unsafe { asm!("mv {0}, tp", out(reg) tp, options(nomem, nostack, preserves_flags)) };
-    // SAFETY: In the kernel `tp` holds `current`, whose `task_struct` begins with its `thread_info`
-    // (RISC-V selects THREAD_INFO_IN_TASK); the task outlives this call. The token proves the code
-    // stays on this CPU, so the CPU number read is this CPU's as long as the token lives.
-    let cpu = unsafe { (*tp).cpu };
+pub(crate) fn per_cpu_ptr<T>(ptr: *mut T, cpu: u32) -> *mut T {
     let offsets = addr_of!(bindings::__per_cpu_offset);
-    match usize::try_from(cpu) {
+    let offset = match usize::try_from(cpu) {
         Ok(cpu) if cpu < array_len(offsets) => {
             // SAFETY: `__per_cpu_offset` is set for every possible CPU before secondary CPUs start
             // and never changes afterwards; `cpu` is within the array, and the one element is read
@@ -282,7 +267,29 @@ fn this_cpu_offset(_irq: &LocalInterruptDisabled) -> usize {
             unsafe { offsets.cast::<usize>().add(cpu).read() }
         }
         _ => 0,
-    }
+    };
+    ptr.cast::<u8>().wrapping_add(offset).cast::<T>()
+}
+
+/// `this_cpu_ptr()`: [`per_cpu_ptr`] for the CPU the caller runs on.
+#[inline(always)]
+pub(crate) fn this_cpu_ptr<T>(ptr: *mut T, irq: &LocalInterruptDisabled) -> *mut T {
+    per_cpu_ptr(ptr, current_cpu(irq))
+}
+
+/// The CPU the caller runs on (`raw_smp_processor_id()`): the CPU number of
+/// `current_thread_info()`, which `tp` points to on RISC-V.
+#[inline(always)]
+pub(crate) fn current_cpu(_irq: &LocalInterruptDisabled) -> u32 {
+    let tp: *const bindings::thread_info;
+    // SAFETY: Reading `tp` has no side effect and touches no memory.
+    unsafe { asm!("mv {0}, tp", out(reg) tp, options(nomem, nostack, preserves_flags)) };
+    // SAFETY: In the kernel `tp` holds `current`, whose `task_struct` begins with its `thread_info`
+    // (RISC-V selects THREAD_INFO_IN_TASK); the task outlives this call. The token proves the code
+    // stays on this CPU, so the CPU number read is this CPU's as long as the token lives.
+    let cpu = unsafe { (*tp).cpu };
+    // CAST: The `int` holds a CPU number, which `raw_smp_processor_id()` gives as `unsigned int`.
+    cpu as u32
 }
 
 /// The number of elements of the array `_array` points to.

@@ -54,11 +54,6 @@ void rpmu_preempt_enable(void)
 	preempt_enable();
 }
 
-void *rpmu_per_cpu_ptr(void __percpu *ptr, unsigned int cpu)
-{
-	return per_cpu_ptr(ptr, cpu);
-}
-
 void __percpu *rpmu_alloc_percpu(size_t size, size_t align)
 {
 	return __alloc_percpu(size, align);
@@ -195,11 +190,6 @@ void rpmu_local_irq_restore(unsigned long flags)
 void rpmu_lockdep_assert_irqs_disabled(void)
 {
 	lockdep_assert_irqs_disabled();
-}
-
-unsigned int rpmu_smp_processor_id(void)
-{
-	return raw_smp_processor_id();
 }
 
 void rpmu_warn_once(const char *msg)

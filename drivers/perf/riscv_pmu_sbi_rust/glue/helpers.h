@@ -25,9 +25,8 @@ void rpmu_of_node_put(struct device_node *node);
 void rpmu_preempt_disable(void);
 void rpmu_preempt_enable(void);
 
-/* Per-CPU allocations: alloc_percpu() and per_cpu_ptr() are macros. */
+/* Per-CPU allocations: __alloc_percpu() is a macro. */
 void __percpu *rpmu_alloc_percpu(size_t size, size_t align);
-void *rpmu_per_cpu_ptr(void __percpu *ptr, unsigned int cpu);
 unsigned int rpmu_nr_cpu_ids(void);
 bool rpmu_cpu_possible(unsigned int cpu);
 
@@ -82,11 +81,10 @@ void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie);
 /* The physical address of kmalloc'd memory lent to firmware: virt_to_phys() is a macro. */
 u64 rpmu_virt_to_phys(void *ptr);
 
-/* local_irq_save(), local_irq_restore(), lockdep_assert_irqs_disabled() and raw_smp_processor_id() are macros. */
+/* local_irq_save(), local_irq_restore() and lockdep_assert_irqs_disabled() are macros. */
 unsigned long rpmu_local_irq_save(void);
 void rpmu_local_irq_restore(unsigned long flags);
 void rpmu_lockdep_assert_irqs_disabled(void);
-unsigned int rpmu_smp_processor_id(void);
 
 /* WARN_ONCE() is a macro. */
 void rpmu_warn_once(const char *msg);

@@ -87,10 +87,9 @@ impl CpuId {
 
     /// The CPU the caller runs on (`smp_processor_id()`); the token keeps it there.
     #[inline(always)]
-    pub(crate) fn current(_irq: &LocalInterruptDisabled) -> Self {
-        // SAFETY: FFI call without arguments; interrupts are disabled, so the caller stays here.
+    pub(crate) fn current(irq: &LocalInterruptDisabled) -> Self {
         // INVARIANT: A running CPU's number is below `nr_cpu_ids`.
-        Self(unsafe { bindings::rpmu_smp_processor_id() })
+        Self(super::arch::current_cpu(irq))
     }
 }
 
@@ -165,11 +164,10 @@ impl<T: ConstInit> PerCpu<T> {
         let ptr = unsafe { bindings::rpmu_alloc_percpu(size, mem::align_of::<T>()) };
         let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
         for_each_possible_cpu(|cpu| {
-            // SAFETY: `ptr` is a live per-CPU allocation and `cpu` is a possible CPU.
-            let slot = unsafe { bindings::rpmu_per_cpu_ptr(ptr.as_ptr(), cpu.as_u32()) };
             // CAST: Each CPU's copy is large enough and aligned for a `T`.
-            let slot = slot.cast::<T>();
-            // SAFETY: The copy is not yet initialised, so writing without dropping is right.
+            let slot = super::arch::per_cpu_ptr(ptr.as_ptr(), cpu.as_u32()).cast::<T>();
+            // SAFETY: `ptr` is a live per-CPU allocation and `cpu` is a possible CPU, so `slot` is
+            // the CPU's copy; it is not yet initialised, so writing without dropping is right.
             unsafe { slot.write(T::INIT) };
             // SAFETY: The copy was written above, and nothing else reaches it before `new`
             // returns.
@@ -302,12 +300,11 @@ impl<T: Send> PerCpu<T> {
 impl<T> Drop for PerCpu<T> {
     fn drop(&mut self) {
         for_each_possible_cpu(|cpu| {
-            // SAFETY: By the type invariant `ptr` is a live per-CPU allocation and `cpu` is a
-            // possible CPU.
-            let ptr = unsafe { bindings::rpmu_per_cpu_ptr(self.ptr.as_ptr(), cpu.as_u32()) };
             // CAST: By the type invariant each CPU's copy is a valid, aligned `T`.
-            let ptr = ptr.cast::<T>();
-            // SAFETY: The copy is valid and, as `self` is being dropped, unused: drop it once.
+            let ptr = super::arch::per_cpu_ptr(self.ptr.as_ptr(), cpu.as_u32()).cast::<T>();
+            // SAFETY: By the type invariant `self.ptr` is a live per-CPU allocation and `cpu` is a
+            // possible CPU, so `ptr` is the CPU's copy, valid and, as `self` is being dropped,
+            // unused: drop it once.
             unsafe { core::ptr::drop_in_place(ptr) };
         });
         // SAFETY: By the type invariant `ptr` came from `__alloc_percpu()` and is freed only here.
