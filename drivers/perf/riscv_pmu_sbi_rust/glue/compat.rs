@@ -31,28 +31,16 @@ use kernel::{
 
 #[cfg(rpmu_kernel_7)]
 pub(crate) use ::pin_init::pin_init_from_closure;
-/// The kernel's major version as far as this module tells them apart: 6 (6.12) or 7 (7.x).
-/// Kernel policies that follow the kernel's own C code (such as a sysfs format) read it.
-#[cfg(not(rpmu_kernel_7))]
-pub(crate) const KERNEL_MAJOR: u32 = 6;
-
-/// The kernel's major version as far as this module tells them apart: 6 (6.12) or 7 (7.x).
-/// Kernel policies that follow the kernel's own C code (such as a sysfs format) read it.
-#[cfg(rpmu_kernel_7)]
-pub(crate) const KERNEL_MAJOR: u32 = 7;
-
 #[cfg(not(rpmu_kernel_7))]
 pub(crate) use kernel::init::pin_init_from_closure;
 
-/// Whether the kernel lets this module report samples: it exports `perf_event_overflow()` and
-/// `perf_sample_event_took()` to modules (the project's kernel patches), or the driver is built in.
-#[cfg(not(rpmu_no_sample_exports))]
-pub(crate) const SAMPLE_EXPORTS: bool = true;
+/// The kernel's major version as far as this module tells them apart: 6 (6.12) or 7 (7.x).
+/// Kernel policies that follow the kernel's own C code (such as a sysfs format) read it.
+pub(crate) const KERNEL_MAJOR: u32 = if cfg!(rpmu_kernel_7) { 7 } else { 6 };
 
 /// Whether the kernel lets this module report samples: it exports `perf_event_overflow()` and
 /// `perf_sample_event_took()` to modules (the project's kernel patches), or the driver is built in.
-#[cfg(rpmu_no_sample_exports)]
-pub(crate) const SAMPLE_EXPORTS: bool = false;
+pub(crate) const SAMPLE_EXPORTS: bool = !cfg!(rpmu_no_sample_exports);
 
 /// `perf_sample_event_took()`: perf core lowers the sampling rate when samples take too long.
 #[cfg(not(rpmu_no_sample_exports))]
