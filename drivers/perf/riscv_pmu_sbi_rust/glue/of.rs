@@ -100,17 +100,7 @@ impl OfNode {
         unsafe { compat::kvec_set_len(&mut cells, read) };
         Ok(Some(cells))
     }
-}
 
-impl Drop for OfNode {
-    fn drop(&mut self) {
-        // SAFETY: By the type invariant this object holds one reference on the node, given back
-        // here once.
-        unsafe { bindings::rpmu_of_node_put(self.node.as_ptr()) };
-    }
-}
-
-impl OfNode {
     /// The node of a possible CPU (`of_get_cpu_node(cpu, NULL)`), if the device tree has one.
     pub(crate) fn cpu(cpu: super::percpu::CpuId) -> Option<Self> {
         // SAFETY: Any CPU number is accepted; a null `thread` asks for no thread index.
@@ -131,6 +121,14 @@ impl OfNode {
             )
         };
         index >= 0
+    }
+}
+
+impl Drop for OfNode {
+    fn drop(&mut self) {
+        // SAFETY: By the type invariant this object holds one reference on the node, given back
+        // here once.
+        unsafe { bindings::rpmu_of_node_put(self.node.as_ptr()) };
     }
 }
 

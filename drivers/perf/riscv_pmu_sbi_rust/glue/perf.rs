@@ -1484,8 +1484,7 @@ impl<T: Driver> Adapter<T> {
     /// `pmu` must be passed by perf core to the `start_txn` callback.
     unsafe extern "C" fn start_txn_callback(pmu: *mut bindings::pmu, _flags: c_uint) {
         // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(pmu) };
-        registration.driver.start_txn();
+        unsafe { Self::registration(pmu) }.driver.start_txn();
     }
 
     /// # Safety
@@ -1502,8 +1501,7 @@ impl<T: Driver> Adapter<T> {
     /// `pmu` must be passed by perf core to the `cancel_txn` callback.
     unsafe extern "C" fn cancel_txn_callback(pmu: *mut bindings::pmu) {
         // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration(pmu) };
-        registration.driver.cancel_txn();
+        unsafe { Self::registration(pmu) }.driver.cancel_txn();
     }
 
     /// # Safety
