@@ -187,7 +187,7 @@ impl<T> PerCpu<T> {
     pub(crate) fn get<'a>(&'a self, irq: &'a LocalInterruptDisabled) -> CheckedPerCpuToken<'a, T> {
         let ptr = super::arch::this_cpu_ptr(self.ptr.as_ptr(), irq);
         // The copy lives until `self` is dropped, which needs `&mut self`. Copies are only reached
-        // from their own CPU (here, and in `with_cpu`, which runs on the target CPU), and `T: Send`
+        // from their own CPU (here, which `with_cpu` calls on the target CPU), and `T: Send`
         // lets whichever thread runs on the CPU use it. CAST: Each copy is a valid, aligned `T`.
         // SAFETY: The token keeps the caller on this CPU with interrupts disabled, so no other
         // thread reaches this CPU's valid copy while `'a` lasts.
@@ -243,57 +243,51 @@ pub(crate) fn with_preemption_disabled<R>(f: impl FnOnce() -> R) -> R {
     ret
 }
 
-/// A call of [`PerCpu::with_cpu`] on its way to another CPU.
-struct CpuCall<'a, T, F, R> {
-    percpu: &'a PerCpu<T>,
-    f: Option<F>,
-    ret: Option<R>,
-}
-
 impl<T: Send> PerCpu<T> {
-    /// Runs `f` on `cpu` with that CPU's copy and a token, with interrupts disabled, and returns
-    /// its result; `None` when the CPU is offline. It waits for the other CPU, so it must be called
-    /// in process context.
-    pub(crate) fn with_cpu<R: Send, F: FnOnce(&T, &LocalInterruptDisabled) -> R + Send>(
+    /// Runs `f` on `cpu` with that CPU's copy, with interrupts disabled, and returns its result;
+    /// `None` when the CPU is offline. It waits for the other CPU, so it must be called in process
+    /// context.
+    pub(crate) fn with_cpu<R: Send>(
         &self,
         cpu: CpuId,
-        f: F,
+        f: impl FnOnce(&T) -> R + Send,
     ) -> Option<R> {
-        let mut call = CpuCall {
-            percpu: self,
-            f: Some(f),
-            ret: None,
-        };
-        let info: *mut CpuCall<'_, T, F, R> = &mut call;
-        // SAFETY: `info` points to `call`, which outlives the call since it waits (`wait` = 1)
-        // for `trampoline` to finish.
-        let ret = unsafe {
-            bindings::smp_call_function_single(
-                cpu.as_c_int(),
-                Some(Self::trampoline::<F, R>),
-                info.cast::<c_void>(),
-                compat::SMP_WAIT,
-            )
-        };
-        if ret != 0 {
-            return None;
-        }
-        call.ret
+        let mut ret = None;
+        on_cpu(cpu.as_c_int(), |irq| ret = Some(self.get(irq).with(f)));
+        ret
     }
+}
 
-    /// # Safety
-    ///
-    /// `info` must point to a `CpuCall<'_, T, F, R>` that nothing else uses during the call.
-    unsafe extern "C" fn trampoline<F: FnOnce(&T, &LocalInterruptDisabled) -> R, R>(
-        info: *mut c_void,
-    ) {
-        // SAFETY: Guaranteed by the caller.
-        let call = unsafe { &mut *info.cast::<CpuCall<'_, T, F, R>>() };
-        // SAFETY: A cross-CPU call runs on its CPU with interrupts disabled until it returns.
-        let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
-        if let Some(f) = call.f.take() {
-            call.ret = Some(call.percpu.get(irq).with(|copy| f(copy, irq)));
-        }
+/// Runs `f` on `cpu` with interrupts disabled there, with their token, and waits for it; nothing
+/// when the CPU is offline. Process context only.
+pub(crate) fn on_cpu<F: FnOnce(&LocalInterruptDisabled) + Send>(cpu: c_int, f: F) {
+    let mut f = Some(f);
+    let info: *mut Option<F> = &mut f;
+    // SAFETY: `info` points to `f`, which outlives the call since it waits (`wait` = 1) for
+    // `call_once` to finish, and which nothing else uses meanwhile; `F: Send` lets the other CPU
+    // run it. An offline CPU (an error) runs nothing.
+    let _ = unsafe {
+        bindings::smp_call_function_single(
+            cpu,
+            Some(call_once::<F>),
+            info.cast::<c_void>(),
+            compat::SMP_WAIT,
+        )
+    };
+}
+
+/// Runs the closure `info` points to; the cross-CPU call target of [`on_cpu`].
+///
+/// # Safety
+///
+/// `info` must point to an `Option<F>` that nothing else uses during the call.
+unsafe extern "C" fn call_once<F: FnOnce(&LocalInterruptDisabled)>(info: *mut c_void) {
+    // SAFETY: Guaranteed by the caller.
+    let f = unsafe { &mut *info.cast::<Option<F>>() };
+    // SAFETY: A cross-CPU call runs on its CPU with interrupts disabled until it returns.
+    let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
+    if let Some(f) = f.take() {
+        f(irq);
     }
 }
 

@@ -42,7 +42,7 @@ use core::{
 use kernel::{
     c_str,
     error::{from_result, to_result},
-    ffi::{c_int, c_uint, c_void},
+    ffi::{c_int, c_uint},
     prelude::*,
     sync::Arc,
     types::Opaque,
@@ -255,44 +255,33 @@ impl PerfEvent {
     /// active there, and waits for it; nothing when the event is on no CPU. Process context only
     /// (the mmap callbacks).
     pub(crate) fn on_active_cpu<F: Fn(&PerfEvent) + Sync>(&self, f: &F) {
-        /// A call of `f` on its way to the event's CPU.
-        struct Call<'a, F> {
-            event: *mut bindings::perf_event,
-            cpu: c_int,
-            f: &'a F,
-        }
+        /// The event, lent to the CPU it is active on.
+        struct Lent<'a>(&'a PerfEvent);
 
-        /// # Safety
-        ///
-        /// `info` must point to a `Call<'_, F>` whose event is valid until the call returns.
-        unsafe extern "C" fn trampoline<F: Fn(&PerfEvent) + Sync>(info: *mut c_void) {
-            // SAFETY: Guaranteed by the caller; the call is only read.
-            let call = unsafe { &*info.cast_const().cast::<Call<'_, F>>() };
-            // SAFETY: Guaranteed by the caller; the reference does not leave this function.
-            let event = unsafe { PerfEvent::from_raw(call.event) };
-            // perf core puts an event on a CPU and takes it off on that CPU with interrupts
-            // disabled, as they are here: it stays active here until this returns.
-            if event.oncpu() == Some(call.cpu) {
-                (call.f)(event);
+        // SAFETY: A `PerfEvent` may be used on any CPU: its fields are read in place as the type
+        // invariants say, whichever CPU reads them. `on_cpu` waits for the call, so the reference
+        // does not outlive `'a` there.
+        unsafe impl Send for Lent<'_> {}
+
+        impl<'a> Lent<'a> {
+            fn get(self) -> &'a PerfEvent {
+                self.0
             }
         }
 
         let Some(cpu) = self.oncpu() else {
             return;
         };
-        let call = Call {
-            event: self.as_raw(),
-            cpu,
-            f,
-        };
-        let info: *const Call<'_, F> = &call;
-        // SAFETY: `info` points to `call`, which outlives the call since it waits (`wait` = 1);
-        // the event is valid for the whole mmap callback this runs in (type invariant), and
-        // `F: Sync` lets the other CPU use `f`. An offline CPU (an error) runs no event.
-        let _ = unsafe {
-            let info = info.cast_mut().cast::<c_void>();
-            bindings::smp_call_function_single(cpu, Some(trampoline::<F>), info, compat::SMP_WAIT)
-        };
+        let event = Lent(self);
+        // `F: Sync` lets the other CPU use `f`.
+        percpu::on_cpu(cpu, move |_| {
+            let event = event.get();
+            // perf core puts an event on a CPU and takes it off on that CPU with interrupts
+            // disabled, as they are here: it stays active here until this returns.
+            if event.oncpu() == Some(cpu) {
+                f(event);
+            }
+        });
     }
 
     /// Publishes the event's state to its user-space mapping (`perf_event_update_userpage()`).
@@ -822,7 +811,7 @@ impl<D: Send> CpuStates<D> {
         f: impl FnOnce(&mut D) -> R + Send,
     ) -> Option<R> {
         self.0
-            .with_cpu(cpu, |pmu_cpu, _| Self::borrow(&pmu_cpu.state, f))
+            .with_cpu(cpu, |pmu_cpu| Self::borrow(&pmu_cpu.state, f))
             .flatten()
     }
 
