@@ -678,9 +678,9 @@ impl CpuState {
 perf::impl_hw_fields!(HwEvent);
 
 /// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
-fn start_event(state: &mut CpuState, event: &mut EventMut<'_>, reload: bool) {
+fn start_event(state: &mut CpuState, event: &mut EventMut<'_>) {
     let mut hw = event.hw_mut();
-    state.core.start(&mut state.fw.hybrid(), &mut hw, reload);
+    state.core.start(&mut state.fw.hybrid(), &mut hw);
     // User space may read the counter of an mmap'd event while it runs. The start itself may wait
     // for pmu_enable; the counter holds its start value until then, which is what the mmap page
     // says it holds.
@@ -690,12 +690,11 @@ fn start_event(state: &mut CpuState, event: &mut EventMut<'_>, reload: bool) {
 
 /// `riscv_pmu_stop()`: user space loses the right to read the counter, which then stops; the
 /// event is brought up to date (always, as in the C driver).
-fn stop_event(state: &mut CpuState, event: &mut EventMut<'_>, update: bool) {
+fn stop_event(state: &mut CpuState, event: &mut EventMut<'_>) {
     // The counter may stay mapped to this event while another task runs: user space loses the
     // right to read it first.
     revoke_user_access(state.core.info(), event);
-    let mut hw = event.hw_mut();
-    let delta = state.core.stop(&mut state.fw.hybrid(), &mut hw, update);
+    let delta = state.core.stop(&mut state.fw.hybrid(), &mut event.hw_mut());
     event.add_count(delta);
 }
 
@@ -800,10 +799,9 @@ impl perf::Driver for SbiPmu {
     /// `riscv_pmu_add()`.
     #[inline]
     fn add(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) -> Result {
-        let mut hw = event.hw_mut();
         let start = flags.contains(EventOpFlags::START);
         cpu.core
-            .add(&mut cpu.fw.hybrid(), &mut hw, start)
+            .add(&mut cpu.fw.hybrid(), &mut event.hw_mut(), start)
             .map_err(|err| errno(err.errno(ErrnoTable::for_kernel(compat::KERNEL_MAJOR))))?;
         // Adding with START starts the event, as `start` would.
         if start {
@@ -824,13 +822,13 @@ impl perf::Driver for SbiPmu {
     }
 
     /// `riscv_pmu_start()`.
-    fn start(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) {
-        start_event(cpu, event, flags.contains(EventOpFlags::RELOAD));
+    fn start(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, _flags: EventOpFlags) {
+        start_event(cpu, event);
     }
 
     /// `riscv_pmu_stop()`.
-    fn stop(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, flags: EventOpFlags) {
-        stop_event(cpu, event, flags.contains(EventOpFlags::UPDATE));
+    fn stop(&self, cpu: &mut CpuState, event: &mut EventMut<'_>, _flags: EventOpFlags) {
+        stop_event(cpu, event);
     }
 
     /// `riscv_pmu_read()`.
@@ -952,8 +950,7 @@ impl PmuSbiOverflow {
         if result.sample && event.overflow(ctx, result.last_period) {
             // perf core throttles the event: it stays stopped until perf core starts it again
             // (the C driver lets it run on).
-            self.cpus
-                .with_local(ctx, |state| stop_event(state, event, true));
+            self.cpus.with_local(ctx, |state| stop_event(state, event));
         }
     }
 
@@ -1049,7 +1046,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
                 if event.hw_mut().hes().contains(HesState::STOPPED) {
                     continue;
                 }
-                stop_event(state, &mut event, true);
+                stop_event(state, &mut event);
                 stopped |= 1 << idx;
             }
             state.core.pmu_enable(&mut state.fw.hybrid());
@@ -1068,7 +1065,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
             state.core.pmu_disable();
             for idx in counters_in(saved) {
                 if let Some(mut event) = events.get(idx, irq) {
-                    start_event(state, &mut event, true);
+                    start_event(state, &mut event);
                 }
             }
             state.core.pmu_enable(&mut state.fw.hybrid());

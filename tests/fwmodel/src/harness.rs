@@ -96,11 +96,11 @@ impl CpuDriver for CpuHwEvents {
     }
 
     fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) {
-        CpuHwEvents::start(self, fw, hw, true);
+        CpuHwEvents::start(self, fw, hw);
     }
 
     fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {
-        CpuHwEvents::stop(self, fw, hw, true)
+        CpuHwEvents::stop(self, fw, hw)
     }
 
     fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut HwPerfEvent) -> u64 {

@@ -548,8 +548,8 @@ proptest! {
             match op {
                 0 => { let _ = cpu.add(&mut m, hw, true); }
                 1 => { cpu.del(&mut m, hw); }
-                2 => cpu.start(&mut m, hw, true),
-                3 => { cpu.stop(&mut m, hw, true); }
+                2 => cpu.start(&mut m, hw),
+                3 => { cpu.stop(&mut m, hw); }
                 4 => { cpu.read(&mut m, hw); }
                 5 => cpu.pmu_disable(),
                 6 => cpu.pmu_enable(&mut m),

@@ -63,10 +63,6 @@ pub(crate) struct EventOpFlags(u32);
 impl EventOpFlags {
     /// `add`: start the event right away.
     pub(crate) const START: Self = Self(bindings::PERF_EF_START);
-    /// `start`: reload the counter from the saved count.
-    pub(crate) const RELOAD: Self = Self(bindings::PERF_EF_RELOAD);
-    /// `stop`: update the event's count.
-    pub(crate) const UPDATE: Self = Self(bindings::PERF_EF_UPDATE);
 
     /// Returns whether all the flags in `other` are set in `self`.
     pub(crate) fn contains(self, other: Self) -> bool {

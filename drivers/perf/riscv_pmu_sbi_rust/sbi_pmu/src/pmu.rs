@@ -456,8 +456,8 @@ impl CpuHwEvents {
         hw.set_idx(idx as i32);
         hw.set_hes(HesState::STOPPED | HesState::UPTODATE);
         if start {
-            // As `riscv_pmu_add()` starts it: with PERF_EF_RELOAD.
-            self.start(fw, hw, true);
+            // As `riscv_pmu_add()` starts it (with PERF_EF_RELOAD).
+            self.start(fw, hw);
         } else {
             // A counter that coasted stops: an added event counts only once started.
             self.want &= !bit(idx);
@@ -531,12 +531,11 @@ impl CpuHwEvents {
 
     /// `riscv_pmu_start()`: starts the event's counter.
     ///
-    /// A sampling event is loaded with its next period (`riscv_pmu_event_set_period()`), whatever
-    /// `reload` says, as the C driver does. A counting event continues from the value its counter
-    /// holds. perf passes `reload` (PERF_EF_RELOAD) after an update; the C driver reloads either
-    /// way, and so does this.
+    /// A sampling event is loaded with its next period (`riscv_pmu_event_set_period()`) whether
+    /// perf passes PERF_EF_RELOAD or not, as the C driver does. A counting event continues from the
+    /// value its counter holds.
     #[inline(always)]
-    pub fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, _reload: bool) {
+    pub fn start<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) {
         let Some((idx, info)) = self.used_info(hw) else {
             return;
         };
@@ -576,8 +575,8 @@ impl CpuHwEvents {
     }
 
     /// `riscv_pmu_stop()`: stops the event's counter and updates the event (always, as the C driver
-    /// does whatever `update` says). Returns the count to add to the event.
-    pub fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent, _update: bool) -> u64 {
+    /// does whether perf passes PERF_EF_UPDATE or not). Returns the count to add to the event.
+    pub fn stop<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
         let idx = self.used_counter(hw);
         idx.map_or(0, |idx| self.stop_counter(fw, hw, idx, false))
     }
