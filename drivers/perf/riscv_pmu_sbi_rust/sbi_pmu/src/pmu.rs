@@ -625,9 +625,43 @@ impl CpuHwEvents {
         delta
     }
 
-    /// `riscv_pmu_read()`: updates the event from its counter and returns the count to add.
+    /// `riscv_pmu_read()` with `riscv_pmu_event_update()`: reads the counter and moves the event to
+    /// it. Returns the count to add to the event.
+    #[inline(always)]
     pub fn read<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
-        self.event_update(fw, hw)
+        let Some((idx, info)) = self.used_info(hw) else {
+            return 0;
+        };
+        // Up to date, or the counter still waits for the value prev_count stands for (no event
+        // counted yet): nothing to add.
+        if hw.hes().contains(HesState::UPTODATE) || self.reload & bit(idx) != 0 {
+            return 0;
+        }
+        let value = if let Some(value) = self.stopped_value(idx) {
+            value
+        } else if info.is_firmware() {
+            self.count(Fid::CounterFwRead);
+            match fw.counter_fw_read(idx) {
+                // RV64: the value register holds the whole 64-bit counter.
+                Ok(v) => v as u64,
+                Err(_) => {
+                    // The C driver would take 0 as the value and add garbage; keep the count instead.
+                    self.stats.errors = self.stats.errors.wrapping_add(1);
+                    return 0;
+                }
+            }
+        } else {
+            fw.read_counter_csr(info.csr)
+        };
+        // PmuInfo::width_mask, from the info at hand. Only a firmware counter's value is kept: start
+        // compares it with prev_count to know whether the counter must be rewritten.
+        let width_mask = if info.is_firmware() {
+            set_slot(&mut self.held, idx, value);
+            u64::MAX
+        } else {
+            info.width_mask()
+        };
+        event_update_with(hw, value, width_mask)
     }
 
     /// First step of `pmu_sbi_ovf_handler()`: stops every running hardware counter in one call (taking
@@ -691,7 +725,7 @@ impl CpuHwEvents {
         }
         let mask = self.info.width_mask(idx);
         hw.set_hes(hw.hes() | HesState::STOPPED);
-        let delta = self.event_update(fw, hw);
+        let delta = self.read(fw, hw);
         hw.set_hes(hw.hes() | HesState::UPTODATE);
         let last_period = hw.last_period();
         // The counter just wrapped and holds a small value: both kinds of event are moved away from
@@ -775,44 +809,6 @@ impl CpuHwEvents {
     #[inline]
     fn used(&self) -> u64 {
         self.used_hw_ctrs | self.used_fw_ctrs
-    }
-
-    /// `riscv_pmu_event_update()`: reads the counter and moves the event to it.
-    #[inline(always)]
-    fn event_update<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> u64 {
-        let Some((idx, info)) = self.used_info(hw) else {
-            return 0;
-        };
-        // Up to date, or the counter still waits for the value prev_count stands for (no event
-        // counted yet): nothing to add.
-        if hw.hes().contains(HesState::UPTODATE) || self.reload & bit(idx) != 0 {
-            return 0;
-        }
-        let value = if let Some(value) = self.stopped_value(idx) {
-            value
-        } else if info.is_firmware() {
-            self.count(Fid::CounterFwRead);
-            match fw.counter_fw_read(idx) {
-                // RV64: the value register holds the whole 64-bit counter.
-                Ok(v) => v as u64,
-                Err(_) => {
-                    // The C driver would take 0 as the value and add garbage; keep the count instead.
-                    self.stats.errors = self.stats.errors.wrapping_add(1);
-                    return 0;
-                }
-            }
-        } else {
-            fw.read_counter_csr(info.csr)
-        };
-        // PmuInfo::width_mask, from the info at hand. Only a firmware counter's value is kept: start
-        // compares it with prev_count to know whether the counter must be rewritten.
-        let width_mask = if info.is_firmware() {
-            set_slot(&mut self.held, idx, value);
-            u64::MAX
-        } else {
-            info.width_mask()
-        };
-        event_update_with(hw, value, width_mask)
     }
 
     /// `pmu_sbi_ctr_get_idx()`: finds a counter for the event and claims it.
