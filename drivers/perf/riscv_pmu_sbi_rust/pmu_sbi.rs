@@ -733,8 +733,8 @@ fn event_attr(event: &PerfEvent) -> EventAttr {
     }
 }
 
-/// The counters an event of a group may use: its `event_idx`'s, narrowed by the device tree maps
-/// at event_init (`hw.cmask`, read-only here: the group's other members).
+/// The counters an event of a group may use once event_init set its state: its `event_idx`'s,
+/// narrowed by the device tree maps (`hw.cmask`), read-only (the group's other members too).
 fn member_cmask(info: &PmuInfo, member: &PerfEvent) -> u64 {
     let hw = member.hw();
     // CAST: The lower half of `event_base` holds the `event_idx` (see `HwEvent::event_idx`).
@@ -761,37 +761,31 @@ impl perf::Driver for SbiPmu {
         let maps = self.dt.as_ref().map(DtMaps::maps);
         let std_events = self.std_events();
         let mut hw = event.hw_mut();
-        let req = self
-            .info
+        self.info
             .event_init(&attr, user_access(), &std_events, maps.as_ref(), &mut hw)
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
                 map_err_errno(err)
             })?;
-        let own = self.info.allowed_cmask(req.event_idx, hw.cmask());
         // A group is scheduled all at once or not at all: one whose events cannot all have a counter
         // at the same time would never count, so it is refused now (the C driver accepts it). Each
         // event may use the counters event_init narrowed it to: an exact check, not a count.
         let mut masks = [0u64; RISCV_MAX_COUNTERS + 1];
-        let mut members = 0usize;
+        masks[0] = member_cmask(&self.info, event);
+        let mut events = 1usize;
         event.for_each_group_member(|member| {
-            if let Some(slot) = masks.get_mut(members) {
+            if let Some(slot) = masks.get_mut(events) {
                 *slot = member_cmask(&self.info, member);
             }
-            members += 1;
+            events += 1;
         });
-        if members > 0 {
-            if let Some(slot) = masks.get_mut(members) {
-                *slot = own;
-            }
-            // `None` for more events than a PMU can have counters.
-            if !masks.get(..=members).is_some_and(group_fits) {
-                pr_debug!(
-                    "a group of {} events cannot have counters at once\n",
-                    members + 1
-                );
-                return Err(EINVAL);
-            }
+        // `None` for more events than a PMU can have counters.
+        if events > 1 && !masks.get(..events).is_some_and(group_fits) {
+            pr_debug!(
+                "a group of {} events cannot have counters at once\n",
+                events
+            );
+            return Err(EINVAL);
         }
         Ok(())
     }
