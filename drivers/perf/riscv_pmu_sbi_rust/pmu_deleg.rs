@@ -30,7 +30,7 @@ use sbi_pmu::{
     counters::PmuInfo,
     deleg::{probe_delegated, CounterCsrs, Delegation, Hybrid, Selectors},
     dt::DtPmuMaps,
-    firmware::SbiEcall,
+    firmware::Firmware,
     pmu::PmuStats,
 };
 
@@ -198,7 +198,7 @@ impl CpuFirmware {
     /// Whether the SBI implementation's snapshot page could be allocated (whether or not it is
     /// used: delegated counters are read from their CSRs).
     pub(crate) fn has_snapshot_page(&mut self) -> bool {
-        SbiEcall::has_snapshot_mem(&mut self.hart)
+        self.hart.has_snapshot_mem()
     }
 
     /// The counter interface the core calls: delegated counters with CSRs, the others with SBI

@@ -55,7 +55,7 @@ use sbi_pmu::{
     },
     dt::{DtError, DtErrorKind, DtPmuMaps, DtProperty},
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
-    firmware::{SbiEcall, SbiRet},
+    firmware::{Firmware, SbiRet},
     pmu::{CpuHwEvents, OverflowEvent, PmuStats},
 };
 
@@ -547,25 +547,25 @@ impl CheckFirmware {
     }
 }
 
-impl SbiEcall for CheckFirmware {
+impl Firmware for CheckFirmware {
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
         self.count(fid);
         self.fw.sbi_ecall(fid, args)
     }
 
-    fn read_csr(&mut self, csr: u16) -> u64 {
-        self.fw.read_csr(csr)
+    fn read_counter_csr(&mut self, csr: u16) -> u64 {
+        self.fw.read_counter_csr(csr)
     }
 
-    fn event_get_info(&mut self, entries: &mut [u64]) -> SbiRet {
+    fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
         let Some(mem) = self.mem.as_mut() else {
-            return SbiRet::error(SbiError::NotSupported);
+            return Err(SbiError::NotSupported);
         };
         mem.write_from(entries);
-        let ret = mem.event_get_info(0).into();
+        let ret = SbiRet::from(mem.event_get_info(0));
         mem.read_into(entries);
         self.count(Fid::EventGetInfo);
-        ret
+        ret.result().map(|_| ())
     }
 }
 
@@ -598,14 +598,14 @@ impl SbiFirmware {
     }
 }
 
-impl SbiEcall for SbiFirmware {
+impl Firmware for SbiFirmware {
     #[inline(always)]
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
         arch::sbi_pmu_call(fid.id(), args).into()
     }
 
     #[inline(always)]
-    fn read_csr(&mut self, csr: u16) -> u64 {
+    fn read_counter_csr(&mut self, csr: u16) -> u64 {
         arch::read_counter_csr(csr)
     }
 
@@ -613,21 +613,22 @@ impl SbiEcall for SbiFirmware {
         self.page.is_some()
     }
 
-    fn snapshot_set_shmem(&mut self, enable: bool) -> SbiRet {
-        match (&self.page, enable) {
-            (Some(page), true) => page.register().into(),
-            (Some(page), false) => page.unregister().into(),
-            (None, _) => SbiRet::error(SbiError::NotSupported),
-        }
+    fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
+        let ret = match (&self.page, enable) {
+            (Some(page), true) => page.register(),
+            (Some(page), false) => page.unregister(),
+            (None, _) => return Err(SbiError::NotSupported),
+        };
+        SbiRet::from(ret).result().map(|_| ())
     }
 
     #[inline(always)]
-    fn snapshot_word(&mut self, word: usize) -> u64 {
+    fn snapshot_page_word(&mut self, word: usize) -> u64 {
         self.page.as_ref().map_or(0, |page| page.read(word))
     }
 
     #[inline(always)]
-    fn set_snapshot_word(&mut self, word: usize, value: u64) {
+    fn set_snapshot_page_word(&mut self, word: usize, value: u64) {
         if let Some(page) = self.page.as_mut() {
             page.write(word, value);
         }

@@ -5,13 +5,13 @@
 //!
 //! The model takes raw SBI calls ([`Model::ecall`]: extension ID, function ID, `a0`..`a5`) and answers
 //! with the `sbiret` the specification prescribes, including every error of its tables. It implements
-//! [`sbi_pmu::firmware::SbiEcall`], so the driver logic talks to it through the same blanket
-//! [`sbi_pmu::firmware::Firmware`] implementation as it could in the kernel.
+//! [`sbi_pmu::firmware::Firmware`] with that call, so the driver logic talks to it through the same
+//! default argument encodings as it could in the kernel.
 //!
 //! The model is an oracle independent of the crate: it decodes every argument and encodes every
 //! return value with its own transcription of the specification's tables ([`spec`]), never with the
 //! crate's `abi` encodings, so an encoding mistake in the crate makes the two disagree instead of
-//! being shared. From the crate it takes only the interface: the `SbiEcall` trait with its `Fid`
+//! being shared. From the crate it takes only the interface: the `Firmware` trait with its `Fid`
 //! argument (decoded here from its number) and the `#[repr(C)]` shared memory views the trait hands
 //! over, whose layouts the unit tests below check against the specification's offsets.
 //!
@@ -34,8 +34,9 @@
 //! started (so a stopped counter of another event can be taken over, as the specification's
 //! "not started" says), and SET_INIT_VALUE applies to one counter only.
 
+use sbi_pmu::abi::SbiError;
 use sbi_pmu::abi::{Fid, SnapshotPage};
-use sbi_pmu::firmware::{SbiEcall, SbiRet};
+use sbi_pmu::firmware::{Firmware, SbiRet};
 
 use spec::{fw_class, Error, Event, Function, FwClass, Version};
 
@@ -858,12 +859,41 @@ impl Model {
     }
 }
 
-impl SbiEcall for Model {
+impl Model {
+    /// The supervisor's view of the simulated event-info array.
+    pub fn event_info_mem(&mut self) -> &mut [u64] {
+        &mut self.event_info_mem
+    }
+}
+
+impl Firmware for Model {
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
         self.ecall(spec::EXT_PMU, fid.id(), args)
     }
 
-    fn read_csr(&mut self, csr: u16) -> u64 {
+    /// Registers the simulated snapshot page, or disables snapshot memory with all ones.
+    fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
+        let (lo, hi) = if enable {
+            (SNAPSHOT_PHYS as usize, 0)
+        } else {
+            (spec::SHMEM_DISABLE, spec::SHMEM_DISABLE)
+        };
+        let ret = self.sbi_ecall(Fid::SnapshotSetShmem, [lo, hi, 0, 0, 0, 0]);
+        ret.result().map(|_| ())
+    }
+
+    /// Copies `entries` into the simulated event-info array, lends it for as many whole entries as
+    /// both hold, and copies firmware's answer back.
+    fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
+        let words = entries.len().min(self.event_info_mem.len());
+        self.event_info_mem[..words].copy_from_slice(&entries[..words]);
+        let args = [EVENT_INFO_PHYS as usize, 0, words / 2, 0, 0, 0];
+        let ret = self.sbi_ecall(Fid::EventGetInfo, args);
+        entries[..words].copy_from_slice(&self.event_info_mem[..words]);
+        ret.result().map(|_| ())
+    }
+
+    fn read_counter_csr(&mut self, csr: u16) -> u64 {
         self.csr_reads += 1;
         if csr == spec::CSR_SCOUNTOVF {
             if !self.cfg.sscofpmf {
@@ -893,18 +923,18 @@ impl SbiEcall for Model {
         }
     }
 
-    fn snapshot_phys(&mut self) -> Option<u64> {
-        Some(SNAPSHOT_PHYS)
+    fn has_snapshot_mem(&mut self) -> bool {
+        true
     }
 
-    fn snapshot_word(&mut self, word: usize) -> u64 {
+    fn snapshot_page_word(&mut self, word: usize) -> u64 {
         match word.checked_sub(1) {
             None => self.page.ctr_overflow_mask,
             Some(i) => self.page.ctr_values.get(i).copied().unwrap_or(0),
         }
     }
 
-    fn set_snapshot_word(&mut self, word: usize, value: u64) {
+    fn set_snapshot_page_word(&mut self, word: usize, value: u64) {
         match word.checked_sub(1) {
             None => self.page.ctr_overflow_mask = value,
             Some(i) => {
@@ -914,10 +944,6 @@ impl SbiEcall for Model {
             }
         }
     }
-
-    fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {
-        Some((EVENT_INFO_PHYS, &mut self.event_info_mem))
-    }
 }
 
 #[cfg(test)]
@@ -926,7 +952,7 @@ mod tests {
     use core::mem::{offset_of, size_of};
 
     // The memory the model shares with the driver is typed by the crate's `#[repr(C)]` structs, which
-    // the `SbiEcall` trait hands over; the model reads and writes it by field. These tests pin each
+    // the `Firmware` trait hands over; the model reads and writes it by field. These tests pin each
     // field to the offset the specification gives it, so the fields mean what the model takes them to
     // mean.
 

@@ -805,7 +805,7 @@ fn add_failures_surface_as_typed_errors() {
 /// A firmware that answers config_matching with a counter the driver did not offer.
 struct Liar(Model, usize);
 
-impl sbi_pmu::firmware::SbiEcall for Liar {
+impl Firmware for Liar {
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> sbi_pmu::firmware::SbiRet {
         let mut r = self.0.sbi_ecall(fid, args);
         if fid == Fid::CounterConfigMatching && r.error == 0 {
@@ -814,8 +814,8 @@ impl sbi_pmu::firmware::SbiEcall for Liar {
         r
     }
 
-    fn read_csr(&mut self, csr: u16) -> u64 {
-        self.0.read_csr(csr)
+    fn read_counter_csr(&mut self, csr: u16) -> u64 {
+        self.0.read_counter_csr(csr)
     }
 }
 

@@ -9,7 +9,7 @@ use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent, EVENT_INFO_ENTRIES, EVENT_INFO_PHYS, SNAPSHOT_PHYS};
 use sbi_pmu::abi::Fid;
 use sbi_pmu::abi::{CounterInfo, CounterKind, SbiError};
-use sbi_pmu::firmware::{Firmware, SbiEcall};
+use sbi_pmu::firmware::Firmware;
 
 /// `sbi_pmu_snapshot_set_shmem` with raw arguments, as firmware receives them.
 fn set_shmem(m: &mut Model, lo: usize, hi: usize, flags: usize) -> Result<(), SbiError> {
@@ -412,7 +412,7 @@ fn table_18_and_19_event_get_info() {
         (spec::RAW_EVENT, 1 << 50),
     ];
     {
-        let (_, mem) = SbiEcall::event_info_mem(&mut m).unwrap();
+        let mem = m.event_info_mem();
         // Table 18 on a little-endian hart: event_idx and the output word share the first 64-bit
         // word; the output word starts as garbage the call must overwrite.
         for (slot, (idx, data)) in mem.chunks_exact_mut(2).zip(entries) {
@@ -421,7 +421,7 @@ fn table_18_and_19_event_get_info() {
         }
     }
     assert_eq!(get_info(&mut m, lo, 0, entries.len(), 0), Ok(()));
-    let outputs: Vec<u64> = SbiEcall::event_info_mem(&mut m).unwrap().1[..2 * entries.len()]
+    let outputs: Vec<u64> = m.event_info_mem()[..2 * entries.len()]
         .chunks_exact(2)
         .map(|e| e[0] >> 32)
         .collect();
@@ -447,7 +447,7 @@ fn table_18_and_19_event_get_info() {
         Err(SbiError::InvalidAddress)
     );
     // A reserved bit of the second entry's event_idx (bit 20 of its first word).
-    SbiEcall::event_info_mem(&mut m).unwrap().1[2] |= 1 << 20;
+    m.event_info_mem()[2] |= 1 << 20;
     assert_eq!(get_info(&mut m, lo, 0, 2, 0), Err(SbiError::InvalidParam));
     // Not implemented.
     let mut cfg = Config::opensbi_like(Version::V3_0, 4, 48);
@@ -468,14 +468,14 @@ fn overflow_sets_the_bit_and_the_interrupt_once() {
     assert!(!m.irq_pending());
     m.tick(branches, Mode::U, 1);
     assert!(m.irq_pending());
-    assert_eq!(m.read_csr(spec::CSR_SCOUNTOVF), 1 << 3);
+    assert_eq!(m.read_counter_csr(spec::CSR_SCOUNTOVF), 1 << 3);
     m.clear_irq();
     // The bit stays set until the counter starts again: no second interrupt.
     m.tick(branches, Mode::U, 1 << 48);
     assert!(!m.irq_pending());
     stop(&mut m, c, 1, 0).unwrap();
     start(&mut m, c, 1, 0, 0).unwrap();
-    assert_eq!(m.read_csr(spec::CSR_SCOUNTOVF), 0);
+    assert_eq!(m.read_counter_csr(spec::CSR_SCOUNTOVF), 0);
     // Without Sscofpmf there is neither bit nor interrupt.
     let mut cfg = Config::opensbi_like(Version::V2_0, 4, 48);
     cfg.sscofpmf = false;

@@ -37,10 +37,6 @@ pub const CSR_HPMCOUNTER31: u16 = 0xC1F;
 /// CSR number of `scountovf` (Sscofpmf): bit `n` is the overflow (OF) bit of hardware counter `n`.
 pub const CSR_SCOUNTOVF: u16 = 0xDA0;
 
-/// The value of both `shmem_phys_lo` and `shmem_phys_hi` that disables the snapshot shared memory
-/// (all ones, function #7).
-pub const SBI_SHMEM_DISABLE: usize = usize::MAX;
-
 /// An SBI specification version, as returned by `sbi_get_spec_version()` of the base extension.
 ///
 /// The derived ordering compares the major version first, so `SbiVersion::V2_0 < SbiVersion::V3_0`.

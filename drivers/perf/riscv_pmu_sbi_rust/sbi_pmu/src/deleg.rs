@@ -31,7 +31,7 @@ use crate::abi::{
 };
 use crate::counters::{bit, counters_in, PmuInfo};
 use crate::dt::DtPmuMaps;
-use crate::firmware::Firmware;
+use crate::firmware::{Firmware, SbiRet};
 
 /// `siselect`'s value for hardware counter 0 (`mcycle`); counter `n` is this plus `n` (Smcdeleg,
 /// "Supervisor Counter Delegation": the range 0x40..0x5F).
@@ -542,14 +542,12 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
 }
 
 impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
-    fn num_counters(&mut self) -> Result<usize, SbiError> {
-        self.count_sbi(Fid::NumCounters);
-        self.hart.num_counters()
-    }
-
-    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.count_sbi(Fid::CounterGetInfo);
-        self.hart.counter_get_info(counter_idx)
+    /// The functions this does not carry out itself (those of no counter it programs:
+    /// `num_counters`, `counter_get_info`, the firmware counter reads) reach the SBI implementation
+    /// through here, counted. Configuration, starts and stops are overridden below and never do.
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+        self.count_sbi(fid);
+        self.hart.sbi_ecall(fid, args)
     }
 
     #[inline(always)]
@@ -612,16 +610,6 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
             return Ok(());
         }
         self.counter_stop_delegated(base, mask, flags)
-    }
-
-    fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.count_sbi(Fid::CounterFwRead);
-        self.hart.counter_fw_read(counter_idx)
-    }
-
-    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.count_sbi(Fid::CounterFwReadHi);
-        self.hart.counter_fw_read_hi(counter_idx)
     }
 
     fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {

@@ -5,59 +5,82 @@
 //! [`Firmware`] has one method per SBI PMU function, plus the two things the driver does without an
 //! SBI call: reading a counter CSR, and looking at the memory it shares with firmware. The kernel
 //! implements it with `ecall`s and `csrr`; the host tests implement it with a model of an SBI
-//! implementation. Most implementations only need to provide the raw call, through [`SbiEcall`], and
-//! get [`Firmware`] from the blanket implementation, which encodes the arguments exactly as the
-//! specification lays them out in `a0`..`a5`.
+//! implementation. An implementation provides the raw call ([`Firmware::sbi_ecall`]), and the
+//! functions that lend no memory have default implementations over it, which encode the arguments
+//! exactly as the specification lays them out in `a0`..`a5`.
 //!
 //! # Shared memory
 //!
 //! The specification names shared memory by physical address; this interface does not. The memory
 //! belongs to the implementor (the kernel glue allocates one page per CPU for the snapshot and an
 //! array for `event_get_info`, and derives the addresses and sizes it tells firmware from them;
-//! the model simulates physical memory), and the driver logic only says what to do with it. The
-//! snapshot page is reached one word at a time ([`Firmware::snapshot_value`], ...): the kernel turns
-//! each into one volatile access, because firmware writes that page during SBI calls, like a device
-//! doing DMA. The event-info entries are copied to the lent array and back around the call.
+//! the model simulates physical memory), and the driver logic only says what to do with it: the
+//! functions that lend memory have no default encoding, only a default without memory. The
+//! snapshot page is reached one word at a time ([`Firmware::snapshot_page_word`], ...): the kernel
+//! turns each into one volatile access, because firmware writes that page during SBI calls, like a
+//! device doing DMA. The event-info entries are copied to the lent array and back around the call.
 //! Because every access borrows the implementor mutably, the driver logic can never hold one across
 //! an SBI call.
 
 use crate::abi::{
     sbi_result, CfgFlags, EventIdx, Fid, SbiError, SnapshotPage, StartFlags, StopFlags,
-    RISCV_MAX_COUNTERS, SBI_SHMEM_DISABLE,
+    RISCV_MAX_COUNTERS,
 };
+
+// The driver targets RV64 only, where an argument register holds a full 64-bit value: the `as usize`
+// conversions of `u64` arguments below are lossless because of this assertion.
+const _: () = assert!(usize::BITS == 64);
 
 /// The nine SBI PMU functions, the counter CSR reads and the shared memory views the driver uses.
 ///
 /// All methods act on the calling hart (CPU): an implementation is per CPU, and the driver calls it on
 /// the CPU it belongs to with interrupts disabled.
 pub trait Firmware {
+    /// One SBI call into the PMU extension: `ecall` with `a7` = [`crate::abi::EXT_PMU`], `a6` =
+    /// `fid` and `a0`..`a5` = `args`. The functions below that lend no memory make it by default.
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet;
+
     /// `sbi_pmu_num_counters()` (FID #0): the number of hardware and firmware counters.
-    fn num_counters(&mut self) -> Result<usize, SbiError>;
+    fn num_counters(&mut self) -> Result<usize, SbiError> {
+        self.sbi_ecall(Fid::NumCounters, [0; 6]).result()
+    }
 
     /// `sbi_pmu_counter_get_info(counter_idx)` (FID #1): the `counter_info` word of a counter, which
     /// [`crate::abi::CounterInfo::decode`] decodes.
-    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError>;
+    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.sbi_ecall(Fid::CounterGetInfo, [counter_idx, 0, 0, 0, 0, 0])
+            .result()
+    }
 
     /// `sbi_pmu_counter_config_matching(counter_idx_base, counter_idx_mask, config_flags, event_idx,
     /// event_data)` (FID #2): finds and configures a counter, returns its index.
     fn counter_config_matching(
         &mut self,
-        counter_idx_base: usize,
-        counter_idx_mask: usize,
-        config_flags: CfgFlags,
+        base: usize,
+        mask: usize,
+        flags: CfgFlags,
         event_idx: EventIdx,
         event_data: u64,
-    ) -> Result<usize, SbiError>;
+    ) -> Result<usize, SbiError> {
+        // On RV64 event_data is passed whole in a4; a5 (its upper half on RV32) is zero.
+        let (idx, data) = (event_idx.raw() as usize, event_data as usize);
+        let args = [base, mask, flags.bits(), idx, data, 0];
+        self.sbi_ecall(Fid::CounterConfigMatching, args).result()
+    }
 
     /// `sbi_pmu_counter_start(counter_idx_base, counter_idx_mask, start_flags, initial_value)`
     /// (FID #3).
+    #[inline(always)]
     fn counter_start(
         &mut self,
-        counter_idx_base: usize,
-        counter_idx_mask: usize,
-        start_flags: StartFlags,
+        base: usize,
+        mask: usize,
+        flags: StartFlags,
         initial_value: u64,
-    ) -> Result<(), SbiError>;
+    ) -> Result<(), SbiError> {
+        let args = [base, mask, flags.bits(), initial_value as usize, 0, 0];
+        self.sbi_ecall(Fid::CounterStart, args).result().map(|_| ())
+    }
 
     /// [`Firmware::counter_start`] of the one counter `counter_idx` from `initial_value`
     /// (SET_INIT_VALUE): every start from a new value, the overflow handler's restart among them,
@@ -72,29 +95,39 @@ pub trait Firmware {
     }
 
     /// `sbi_pmu_counter_stop(counter_idx_base, counter_idx_mask, stop_flags)` (FID #4).
-    fn counter_stop(
-        &mut self,
-        counter_idx_base: usize,
-        counter_idx_mask: usize,
-        stop_flags: StopFlags,
-    ) -> Result<(), SbiError>;
+    #[inline(always)]
+    fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
+        let args = [base, mask, flags.bits(), 0, 0, 0];
+        self.sbi_ecall(Fid::CounterStop, args).result().map(|_| ())
+    }
 
     /// `sbi_pmu_counter_fw_read(counter_idx)` (FID #5): the value of a firmware counter.
-    fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError>;
+    fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.sbi_ecall(Fid::CounterFwRead, [counter_idx, 0, 0, 0, 0, 0])
+            .result()
+    }
 
     /// `sbi_pmu_counter_fw_read_hi(counter_idx)` (FID #6, SBI v2.0): the upper 32 bits of a firmware
     /// counter on RV32, always zero on RV64.
-    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError>;
+    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
+        self.sbi_ecall(Fid::CounterFwReadHi, [counter_idx, 0, 0, 0, 0, 0])
+            .result()
+    }
 
     /// `sbi_pmu_snapshot_set_shmem()` (FID #7, SBI v2.0) with this hart's snapshot memory (`enable`),
-    /// or with all ones ([`crate::abi::SBI_SHMEM_DISABLE`]), which disables it.
-    fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError>;
+    /// or with all ones in `shmem_phys_lo` and `shmem_phys_hi`, which disables it. The default has
+    /// no snapshot memory: `NotSupported`, without a call.
+    fn snapshot_set_shmem(&mut self, _enable: bool) -> Result<(), SbiError> {
+        Err(SbiError::NotSupported)
+    }
 
     /// `sbi_pmu_event_get_info()` (FID #8, SBI v3.0) over an array of event-info entries the
     /// implementation lends, which holds `entries` (two words per entry, Table 18) on the way in
-    /// and firmware's answer, copied back into `entries`, on the way out. `NotSupported` when the
-    /// implementation has no such array.
-    fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError>;
+    /// and firmware's answer, copied back into `entries`, on the way out. The default has no such
+    /// array: `NotSupported`, without a call.
+    fn event_get_info(&mut self, _entries: &mut [u64]) -> Result<(), SbiError> {
+        Err(SbiError::NotSupported)
+    }
 
     /// Reads a counter CSR of this hart (`csrr`): `cycle`, `instret`, `hpmcounterN` for hardware
     /// counters, and `scountovf` ([`crate::abi::CSR_SCOUNTOVF`]) for the overflow bits.
@@ -165,168 +198,10 @@ impl From<(isize, usize)> for SbiRet {
 }
 
 impl SbiRet {
-    /// The pair of a call that failed with `err`.
-    pub fn error(err: SbiError) -> Self {
-        Self {
-            error: err.code(),
-            value: 0,
-        }
-    }
-
     /// The pair as a `Result`.
     #[inline]
     pub fn result(self) -> Result<usize, SbiError> {
         sbi_result(self.error, self.value)
-    }
-}
-
-/// The raw form of [`Firmware`]: one SBI call into the PMU extension (EID 0x504D55) with the function
-/// ID in `a6` and six argument registers `a0`..`a5`, plus the accesses that are not SBI calls.
-///
-/// Every `SbiEcall` is a [`Firmware`] through a blanket implementation. The two functions that lend
-/// memory have default encodings over the physical addresses of [`SbiEcall::snapshot_phys`] and
-/// [`SbiEcall::event_info_mem`], for implementations that simulate physical memory; the kernel
-/// overrides them with calls that take the lent memory by reference.
-pub trait SbiEcall {
-    /// Performs `ecall` with `a7` = [`crate::abi::EXT_PMU`], `a6` = `fid` and `a0`..`a5` = `args`.
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet;
-
-    /// Reads a counter CSR; see [`Firmware::read_counter_csr`].
-    fn read_csr(&mut self, csr: u16) -> u64;
-
-    /// The physical address of the snapshot page, if the implementation has one.
-    fn snapshot_phys(&mut self) -> Option<u64> {
-        None
-    }
-
-    /// Whether there is snapshot memory; see [`Firmware::has_snapshot_mem`].
-    fn has_snapshot_mem(&mut self) -> bool {
-        self.snapshot_phys().is_some()
-    }
-
-    /// `sbi_pmu_snapshot_set_shmem`; see [`Firmware::snapshot_set_shmem`].
-    fn snapshot_set_shmem(&mut self, enable: bool) -> SbiRet {
-        let (lo, hi) = match (enable, self.snapshot_phys()) {
-            (false, _) => (SBI_SHMEM_DISABLE, SBI_SHMEM_DISABLE),
-            // On RV64 a physical address fits shmem_phys_lo; shmem_phys_hi is zero.
-            (true, Some(phys)) => (phys as usize, 0),
-            (true, None) => return SbiRet::error(SbiError::NotSupported),
-        };
-        self.sbi_ecall(Fid::SnapshotSetShmem, [lo, hi, 0, 0, 0, 0])
-    }
-
-    /// `sbi_pmu_event_get_info`; see [`Firmware::event_get_info`].
-    fn event_get_info(&mut self, entries: &mut [u64]) -> SbiRet {
-        let Some((phys, mem)) = self.event_info_mem() else {
-            return SbiRet::error(SbiError::NotSupported);
-        };
-        let words = entries.len().min(mem.len());
-        mem[..words].copy_from_slice(&entries[..words]);
-        let args = [phys as usize, 0, words / 2, 0, 0, 0];
-        let ret = self.sbi_ecall(Fid::EventGetInfo, args);
-        if let Some((_, mem)) = self.event_info_mem() {
-            entries[..words].copy_from_slice(&mem[..words]);
-        }
-        ret
-    }
-
-    /// Word `word` of the snapshot page (see [`SnapshotPage::value_word`]); 0 without a page or for
-    /// a word past [`SnapshotPage::USED_WORDS`].
-    fn snapshot_word(&mut self, _word: usize) -> u64 {
-        0
-    }
-
-    /// Sets word `word` of the snapshot page; nothing without a page or past
-    /// [`SnapshotPage::USED_WORDS`].
-    fn set_snapshot_word(&mut self, _word: usize, _value: u64) {}
-
-    /// The physical address and the supervisor's view of an array of event-info entries, if the
-    /// implementation has one.
-    fn event_info_mem(&mut self) -> Option<(u64, &mut [u64])> {
-        None
-    }
-}
-
-// The driver targets RV64 only, where an argument register holds a full 64-bit value: the `as usize`
-// conversions of `u64` arguments below are lossless because of this assertion.
-const _: () = assert!(usize::BITS == 64);
-
-impl<T: SbiEcall> Firmware for T {
-    fn num_counters(&mut self) -> Result<usize, SbiError> {
-        self.sbi_ecall(Fid::NumCounters, [0; 6]).result()
-    }
-
-    fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.sbi_ecall(Fid::CounterGetInfo, [counter_idx, 0, 0, 0, 0, 0])
-            .result()
-    }
-
-    fn counter_config_matching(
-        &mut self,
-        base: usize,
-        mask: usize,
-        flags: CfgFlags,
-        event_idx: EventIdx,
-        event_data: u64,
-    ) -> Result<usize, SbiError> {
-        // On RV64 event_data is passed whole in a4; a5 (its upper half on RV32) is zero.
-        let (idx, data) = (event_idx.raw() as usize, event_data as usize);
-        let args = [base, mask, flags.bits(), idx, data, 0];
-        self.sbi_ecall(Fid::CounterConfigMatching, args).result()
-    }
-
-    #[inline(always)]
-    fn counter_start(
-        &mut self,
-        base: usize,
-        mask: usize,
-        flags: StartFlags,
-        initial_value: u64,
-    ) -> Result<(), SbiError> {
-        let args = [base, mask, flags.bits(), initial_value as usize, 0, 0];
-        self.sbi_ecall(Fid::CounterStart, args).result().map(|_| ())
-    }
-
-    #[inline(always)]
-    fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
-        let args = [base, mask, flags.bits(), 0, 0, 0];
-        self.sbi_ecall(Fid::CounterStop, args).result().map(|_| ())
-    }
-
-    fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.sbi_ecall(Fid::CounterFwRead, [counter_idx, 0, 0, 0, 0, 0])
-            .result()
-    }
-
-    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.sbi_ecall(Fid::CounterFwReadHi, [counter_idx, 0, 0, 0, 0, 0])
-            .result()
-    }
-
-    fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
-        SbiEcall::snapshot_set_shmem(self, enable)
-            .result()
-            .map(|_| ())
-    }
-
-    fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
-        SbiEcall::event_get_info(self, entries).result().map(|_| ())
-    }
-
-    fn read_counter_csr(&mut self, csr: u16) -> u64 {
-        self.read_csr(csr)
-    }
-
-    fn has_snapshot_mem(&mut self) -> bool {
-        SbiEcall::has_snapshot_mem(self)
-    }
-
-    fn snapshot_page_word(&mut self, word: usize) -> u64 {
-        self.snapshot_word(word)
-    }
-
-    fn set_snapshot_page_word(&mut self, word: usize, value: u64) {
-        self.set_snapshot_word(word, value);
     }
 }
 
@@ -340,19 +215,19 @@ mod tests {
         ret: SbiRet,
     }
 
-    impl SbiEcall for Recorder {
+    impl Firmware for Recorder {
         fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
             self.last = Some((fid, args));
             self.ret
         }
 
-        fn read_csr(&mut self, csr: u16) -> u64 {
+        fn read_counter_csr(&mut self, csr: u16) -> u64 {
             u64::from(csr) * 2
         }
     }
 
     #[test]
-    fn blanket_firmware_passes_arguments_in_spec_order() {
+    fn default_encodings_pass_arguments_in_spec_order() {
         let mut r = Recorder {
             last: None,
             ret: SbiRet { error: 0, value: 7 },
@@ -386,28 +261,18 @@ mod tests {
         assert_eq!(r.last, Some((Fid::CounterFwReadHi, [21, 0, 0, 0, 0, 0])));
         r.counter_get_info(4).unwrap();
         assert_eq!(r.last, Some((Fid::CounterGetInfo, [4, 0, 0, 0, 0, 0])));
-        Firmware::snapshot_set_shmem(&mut r, false).unwrap();
-        assert_eq!(
-            r.last,
-            Some((Fid::SnapshotSetShmem, [usize::MAX, usize::MAX, 0, 0, 0, 0]))
-        );
-        assert_eq!(Firmware::read_counter_csr(&mut r, 0xC03), 0x1806);
+        assert_eq!(r.read_counter_csr(0xC03), 0x1806);
         // Without memory the calls that lend it are refused before any call is made.
         r.last = None;
-        assert!(!Firmware::has_snapshot_mem(&mut r));
-        assert_eq!(
-            Firmware::snapshot_set_shmem(&mut r, true),
-            Err(SbiError::NotSupported)
-        );
-        assert_eq!(
-            Firmware::event_get_info(&mut r, &mut [0; 4]),
-            Err(SbiError::NotSupported)
-        );
+        assert!(!r.has_snapshot_mem());
+        assert_eq!(r.snapshot_set_shmem(true), Err(SbiError::NotSupported));
+        assert_eq!(r.snapshot_set_shmem(false), Err(SbiError::NotSupported));
+        assert_eq!(r.event_get_info(&mut [0; 4]), Err(SbiError::NotSupported));
         assert_eq!(r.last, None);
     }
 
     #[test]
-    fn blanket_firmware_maps_errors() {
+    fn default_encodings_map_errors() {
         let mut r = Recorder {
             last: None,
             ret: SbiRet {
@@ -420,9 +285,6 @@ mod tests {
             Err(SbiError::AlreadyStopped)
         );
         r.ret.error = -2;
-        assert_eq!(
-            Firmware::snapshot_set_shmem(&mut r, false),
-            Err(SbiError::NotSupported)
-        );
+        assert_eq!(r.counter_fw_read(20), Err(SbiError::NotSupported));
     }
 }

@@ -1257,19 +1257,19 @@ impl CpuHwEvents {
 mod tests {
     use super::*;
     use crate::abi::{CounterInfo, CounterKind};
-    use crate::firmware::{SbiEcall, SbiRet};
+    use crate::firmware::SbiRet;
 
     /// Firmware that records every call and answers success.
     #[derive(Default)]
     struct Calls(Vec<(Fid, [usize; 6])>);
 
-    impl SbiEcall for Calls {
+    impl Firmware for Calls {
         fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
             self.0.push((fid, args));
             SbiRet { error: 0, value: 0 }
         }
 
-        fn read_csr(&mut self, _csr: u16) -> u64 {
+        fn read_counter_csr(&mut self, _csr: u16) -> u64 {
             0
         }
     }
