@@ -31,7 +31,7 @@
 //! - an event perf stops inside the overflow handler (throttling) stays stopped.
 
 use sbi_pmu::abi::{
-    CfgFlags, EventType, HwGeneralEvent, SbiError, SbiVersion, StartFlags, StopFlags,
+    CfgFlags, EventType, HwGeneralEvent, SbiError, SbiVersion, SnapshotPage, StartFlags, StopFlags,
     CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use sbi_pmu::counters::{
@@ -39,6 +39,16 @@ use sbi_pmu::counters::{
 };
 use sbi_pmu::firmware::Firmware;
 use sbi_pmu::pmu::{AddError, OverflowEvent};
+
+/// `counter_values[idx]` of the snapshot page.
+fn snapshot_value<F: Firmware>(fw: &mut F, idx: usize) -> u64 {
+    fw.snapshot_page_word(SnapshotPage::value_word(idx))
+}
+
+/// Sets `counter_values[idx]` of the snapshot page.
+fn set_snapshot_value<F: Firmware>(fw: &mut F, idx: usize, value: u64) {
+    fw.set_snapshot_page_word(SnapshotPage::value_word(idx), value);
+}
 
 /// The bit of a logical counter in a counter mask.
 const fn bit(idx: usize) -> u64 {
@@ -110,7 +120,9 @@ impl PerEvent {
         if !fw.has_snapshot_mem() {
             return Ok(());
         }
-        fw.clear_snapshot();
+        for word in 0..SnapshotPage::USED_WORDS {
+            fw.set_snapshot_page_word(word, 0);
+        }
         fw.snapshot_set_shmem(true)?;
         self.snapshot = true;
         Ok(())
@@ -183,10 +195,10 @@ impl PerEvent {
             if r.is_ok() && self.snapshot {
                 // The value was saved relative to counter_idx_base, that is at index 0; the driver
                 // keeps it at the counter's own index.
-                let value = fw.snapshot_value(0);
-                fw.set_snapshot_value(idx, value);
+                let value = snapshot_value(fw, 0);
+                set_snapshot_value(fw, idx, value);
                 if idx > 0 {
-                    fw.set_snapshot_value(0, 0);
+                    set_snapshot_value(fw, 0, 0);
                 }
             }
         }
@@ -220,7 +232,7 @@ impl PerEvent {
         // With snapshot memory the bitmap is relative to counter_idx_base 0, so in logical counters;
         // scountovf is indexed by hardware counter.
         let overflow = if self.snapshot {
-            fw.snapshot_overflow_mask()
+            fw.snapshot_page_word(SnapshotPage::OVERFLOW_WORD)
         } else {
             fw.read_counter_csr(CSR_SCOUNTOVF)
         };
@@ -279,7 +291,7 @@ impl PerEvent {
         if self.snapshot {
             // The other counters restart from the values the stop saved in the page.
             for i in counters(reload) {
-                fw.set_snapshot_value(i, self.init_val[i]);
+                set_snapshot_value(fw, i, self.init_val[i]);
             }
             let _ = fw.counter_start(0, restart as usize, StartFlags::INIT_SNAPSHOT, 0);
         } else {
@@ -348,7 +360,7 @@ impl PerEvent {
         };
         let value = if self.snapshot && hw.hes().contains(HesState::STOPPED) {
             // The stop saved the value in the snapshot page.
-            fw.snapshot_value(idx)
+            snapshot_value(fw, idx)
         } else if info.is_firmware() {
             // As the C driver, a failed read counts as the value 0.
             fw.counter_fw_read(idx).map_or(0, |v| v as u64)

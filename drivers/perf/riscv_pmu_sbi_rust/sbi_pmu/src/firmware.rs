@@ -16,16 +16,13 @@
 //! array for `event_get_info`, and derives the addresses and sizes it tells firmware from them;
 //! the model simulates physical memory), and the driver logic only says what to do with it: the
 //! functions that lend memory have no default encoding, only a default without memory. The
-//! snapshot page is reached one word at a time ([`Firmware::snapshot_page_word`], ...): the kernel
-//! turns each into one volatile access, because firmware writes that page during SBI calls, like a
-//! device doing DMA. The event-info entries are copied to the lent array and back around the call.
-//! Because every access borrows the implementor mutably, the driver logic can never hold one across
-//! an SBI call.
+//! snapshot page is reached one word at a time ([`Firmware::snapshot_page_word`] and its setter):
+//! the kernel turns each into one volatile access, because firmware writes that page during SBI
+//! calls, like a device doing DMA. The event-info entries are copied to the lent array and back
+//! around the call. Because every access borrows the implementor mutably, the driver logic can
+//! never hold one across an SBI call.
 
-use crate::abi::{
-    sbi_result, CfgFlags, EventIdx, Fid, SbiError, SnapshotPage, StartFlags, StopFlags,
-    RISCV_MAX_COUNTERS,
-};
+use crate::abi::{sbi_result, CfgFlags, EventIdx, Fid, SbiError, StartFlags, StopFlags};
 
 // The driver targets RV64 only, where an argument register holds a full 64-bit value: the `as usize`
 // conversions of `u64` arguments below are lossless because of this assertion.
@@ -139,46 +136,14 @@ pub trait Firmware {
         false
     }
 
-    /// Word `word` of the snapshot page ([`SnapshotPage`]); 0 without a page.
+    /// Word `word` of the snapshot page ([`crate::abi::SnapshotPage::OVERFLOW_WORD`],
+    /// [`crate::abi::SnapshotPage::value_word`]); 0 without a page.
     fn snapshot_page_word(&mut self, _word: usize) -> u64 {
         0
     }
 
     /// Sets word `word` of the snapshot page; nothing without a page.
     fn set_snapshot_page_word(&mut self, _word: usize, _value: u64) {}
-
-    /// `counter_overflow_bitmap` of the snapshot page (0 without a page).
-    fn snapshot_overflow_mask(&mut self) -> u64 {
-        self.snapshot_page_word(SnapshotPage::OVERFLOW_WORD)
-    }
-
-    /// `counter_values[idx]` of the snapshot page (0 without a page or for `idx` >= 64).
-    fn snapshot_value(&mut self, idx: usize) -> u64 {
-        if idx < RISCV_MAX_COUNTERS {
-            self.snapshot_page_word(SnapshotPage::value_word(idx))
-        } else {
-            0
-        }
-    }
-
-    /// Sets `counter_values[idx]` of the snapshot page (nothing without a page or for `idx` >= 64).
-    fn set_snapshot_value(&mut self, idx: usize, value: u64) {
-        if idx < RISCV_MAX_COUNTERS {
-            self.set_snapshot_page_word(SnapshotPage::value_word(idx), value);
-        }
-    }
-
-    /// Zeroes `counter_overflow_bitmap` of the snapshot page (nothing without a page).
-    fn clear_snapshot_overflow_mask(&mut self) {
-        self.set_snapshot_page_word(SnapshotPage::OVERFLOW_WORD, 0);
-    }
-
-    /// Zeroes the words of the snapshot page the specification defines.
-    fn clear_snapshot(&mut self) {
-        for word in 0..SnapshotPage::USED_WORDS {
-            self.set_snapshot_page_word(word, 0);
-        }
-    }
 }
 
 /// The `sbiret` pair an SBI call returns in `a0` and `a1`.

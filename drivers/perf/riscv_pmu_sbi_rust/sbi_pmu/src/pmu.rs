@@ -30,8 +30,8 @@
 //! from the counter, and counting events are updated on overflow too (the C driver skips them).
 //!
 use crate::abi::{
-    CfgFlags, CounterInfo, ErrnoTable, EventIdx, EventType, Fid, SbiError, SbiVersion, StartFlags,
-    StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
+    CfgFlags, CounterInfo, ErrnoTable, EventIdx, EventType, Fid, SbiError, SbiVersion,
+    SnapshotPage, StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use crate::counters::{
     bit, counters_in, counting_floor, event_set_period, event_update_with, HesState, HwEvent,
@@ -341,7 +341,9 @@ impl CpuHwEvents {
         {
             return Ok(());
         }
-        fw.clear_snapshot();
+        for word in 0..SnapshotPage::USED_WORDS {
+            fw.set_snapshot_page_word(word, 0);
+        }
         self.count(Fid::SnapshotSetShmem);
         fw.snapshot_set_shmem(true)?;
         self.snapshot = true;
@@ -690,7 +692,7 @@ impl CpuHwEvents {
         // With snapshot memory the stop saves the counters' values and the overflow bitmap, relative
         // to counter_idx_base 0, so in logical counters; scountovf is indexed by hardware counter.
         let overflow = if self.snapshot && self.stop_taking_snapshot(fw, hw_running) {
-            fw.snapshot_overflow_mask()
+            fw.snapshot_page_word(SnapshotPage::OVERFLOW_WORD)
         } else {
             let _ = self.sbi_stop(fw, hw_running, StopFlags::empty());
             self.info
@@ -1145,7 +1147,8 @@ impl CpuHwEvents {
             return false;
         }
         for i in counters_in(mask) {
-            set_slot(&mut self.held, i, fw.snapshot_value(i));
+            let value = fw.snapshot_page_word(SnapshotPage::value_word(i));
+            set_slot(&mut self.held, i, value);
         }
         self.known |= mask;
         true
@@ -1170,12 +1173,12 @@ impl CpuHwEvents {
                 let info = self.info.counter_info(i);
                 info.map_or(0, |c| fw.read_counter_csr(c.csr) & c.width_mask())
             };
-            fw.set_snapshot_value(i, value);
+            fw.set_snapshot_page_word(SnapshotPage::value_word(i), value);
         }
         // Firmware may keep its own copy of the page between calls (KVM does) and set overflow bits
         // in it without ever clearing them; INIT_SNAPSHOT loads the page, so a cleared bitmap here
         // keeps a past overflow from being reported again at the next stop.
-        fw.clear_snapshot_overflow_mask();
+        fw.set_snapshot_page_word(SnapshotPage::OVERFLOW_WORD, 0);
         let _ = self.sbi_start(fw, cmask, StartFlags::INIT_SNAPSHOT);
     }
 
