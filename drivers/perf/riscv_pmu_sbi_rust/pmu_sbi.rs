@@ -47,7 +47,8 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
 use sbi_pmu::{
     abi::{
-        ErrnoTable, EventIdx, Fid, SbiError, SbiVersion, EXT_PMU, IMPL_ID_KVM, RISCV_MAX_COUNTERS,
+        sbi_result, ErrnoTable, EventIdx, Fid, SbiError, SbiVersion, EXT_PMU, IMPL_ID_KVM,
+        RISCV_MAX_COUNTERS,
     },
     counters::{
         counters_in, group_fits, scounteren_base, user_read_allowed, HesState, HwEvent, HwFlags,
@@ -55,7 +56,7 @@ use sbi_pmu::{
     },
     dt::{DtError, DtErrorKind, DtPmuMaps, DtProperty},
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
-    firmware::{Firmware, SbiRet},
+    firmware::Firmware,
     pmu::{CpuHwEvents, OverflowEvent, PmuStats},
 };
 
@@ -548,7 +549,7 @@ impl CheckFirmware {
 }
 
 impl Firmware for CheckFirmware {
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
         self.count(fid);
         self.fw.sbi_ecall(fid, args)
     }
@@ -562,10 +563,10 @@ impl Firmware for CheckFirmware {
             return Err(SbiError::NotSupported);
         };
         mem.write_from(entries);
-        let ret = SbiRet::from(mem.event_get_info(0));
+        let (error, value) = mem.event_get_info(0);
         mem.read_into(entries);
         self.count(Fid::EventGetInfo);
-        ret.result().map(|_| ())
+        sbi_result(error, value).map(|_| ())
     }
 }
 
@@ -600,8 +601,9 @@ impl SbiFirmware {
 
 impl Firmware for SbiFirmware {
     #[inline(always)]
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
-        arch::sbi_pmu_call(fid.id(), args).into()
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
+        let (error, value) = arch::sbi_pmu_call(fid.id(), args);
+        sbi_result(error, value)
     }
 
     #[inline(always)]
@@ -614,12 +616,12 @@ impl Firmware for SbiFirmware {
     }
 
     fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
-        let ret = match (&self.page, enable) {
+        let (error, value) = match (&self.page, enable) {
             (Some(page), true) => page.register(),
             (Some(page), false) => page.unregister(),
             (None, _) => return Err(SbiError::NotSupported),
         };
-        SbiRet::from(ret).result().map(|_| ())
+        sbi_result(error, value).map(|_| ())
     }
 
     #[inline(always)]

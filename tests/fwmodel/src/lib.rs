@@ -34,9 +34,8 @@
 //! started (so a stopped counter of another event can be taken over, as the specification's
 //! "not started" says), and SET_INIT_VALUE applies to one counter only.
 
-use sbi_pmu::abi::SbiError;
-use sbi_pmu::abi::{Fid, SnapshotPage};
-use sbi_pmu::firmware::{Firmware, SbiRet};
+use sbi_pmu::abi::{sbi_result, Fid, SbiError, SnapshotPage};
+use sbi_pmu::firmware::Firmware;
 
 use spec::{fw_class, Error, Event, Function, FwClass, Version};
 
@@ -284,6 +283,22 @@ fn splitmix(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// The `sbiret` pair a call returns in `a0` and `a1`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct SbiRet {
+    /// `sbiret.error` (`a0`): 0 for success or an SBI error code.
+    pub error: isize,
+    /// `sbiret.value` (`a1`).
+    pub value: usize,
+}
+
+impl SbiRet {
+    /// The pair as the crate's `Result`, decoded by the crate.
+    pub fn result(self) -> Result<usize, SbiError> {
+        sbi_result(self.error, self.value)
+    }
 }
 
 /// Encodes the `sbiret` of a call.
@@ -867,8 +882,8 @@ impl Model {
 }
 
 impl Firmware for Model {
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
-        self.ecall(spec::EXT_PMU, fid.id(), args)
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
+        self.ecall(spec::EXT_PMU, fid.id(), args).result()
     }
 
     /// Registers the simulated snapshot page, or disables snapshot memory with all ones.
@@ -879,7 +894,7 @@ impl Firmware for Model {
             (spec::SHMEM_DISABLE, spec::SHMEM_DISABLE)
         };
         let ret = self.sbi_ecall(Fid::SnapshotSetShmem, [lo, hi, 0, 0, 0, 0]);
-        ret.result().map(|_| ())
+        ret.map(|_| ())
     }
 
     /// Copies `entries` into the simulated event-info array, lends it for as many whole entries as
@@ -890,7 +905,7 @@ impl Firmware for Model {
         let args = [EVENT_INFO_PHYS as usize, 0, words / 2, 0, 0, 0];
         let ret = self.sbi_ecall(Fid::EventGetInfo, args);
         entries[..words].copy_from_slice(&self.event_info_mem[..words]);
-        ret.result().map(|_| ())
+        ret.map(|_| ())
     }
 
     fn read_counter_csr(&mut self, csr: u16) -> u64 {

@@ -806,10 +806,10 @@ fn add_failures_surface_as_typed_errors() {
 struct Liar(Model, usize);
 
 impl Firmware for Liar {
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> sbi_pmu::firmware::SbiRet {
-        let mut r = self.0.sbi_ecall(fid, args);
-        if fid == Fid::CounterConfigMatching && r.error == 0 {
-            r.value = self.1;
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
+        let r = self.0.sbi_ecall(fid, args);
+        if fid == Fid::CounterConfigMatching {
+            return r.map(|_| self.1);
         }
         r
     }

@@ -14,14 +14,12 @@ use sbi_pmu::firmware::Firmware;
 /// `sbi_pmu_snapshot_set_shmem` with raw arguments, as firmware receives them.
 fn set_shmem(m: &mut Model, lo: usize, hi: usize, flags: usize) -> Result<(), SbiError> {
     m.sbi_ecall(Fid::SnapshotSetShmem, [lo, hi, flags, 0, 0, 0])
-        .result()
         .map(|_| ())
 }
 
 /// `sbi_pmu_event_get_info` with raw arguments, as firmware receives them.
 fn get_info(m: &mut Model, lo: usize, hi: usize, n: usize, flags: usize) -> Result<(), SbiError> {
     m.sbi_ecall(Fid::EventGetInfo, [lo, hi, n, flags, 0, 0])
-        .result()
         .map(|_| ())
 }
 

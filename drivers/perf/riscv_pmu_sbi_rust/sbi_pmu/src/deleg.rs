@@ -31,7 +31,7 @@ use crate::abi::{
 };
 use crate::counters::{bit, counters_in, PmuInfo};
 use crate::dt::DtPmuMaps;
-use crate::firmware::{Firmware, SbiRet};
+use crate::firmware::Firmware;
 
 /// `siselect`'s value for hardware counter 0 (`mcycle`); counter `n` is this plus `n` (Smcdeleg,
 /// "Supervisor Counter Delegation": the range 0x40..0x5F).
@@ -545,7 +545,7 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
     /// The functions this does not carry out itself (those of no counter it programs:
     /// `num_counters`, `counter_get_info`, the firmware counter reads) reach the SBI implementation
     /// through here, counted. Configuration, starts and stops are overridden below and never do.
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
         self.count_sbi(fid);
         self.hart.sbi_ecall(fid, args)
     }

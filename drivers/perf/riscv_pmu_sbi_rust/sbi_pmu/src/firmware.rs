@@ -22,7 +22,7 @@
 //! around the call. Because every access borrows the implementor mutably, the driver logic can
 //! never hold one across an SBI call.
 
-use crate::abi::{sbi_result, CfgFlags, EventIdx, Fid, SbiError, StartFlags, StopFlags};
+use crate::abi::{CfgFlags, EventIdx, Fid, SbiError, StartFlags, StopFlags};
 
 // The driver targets RV64 only, where an argument register holds a full 64-bit value: the `as usize`
 // conversions of `u64` arguments below are lossless because of this assertion.
@@ -34,19 +34,19 @@ const _: () = assert!(usize::BITS == 64);
 /// the CPU it belongs to with interrupts disabled.
 pub trait Firmware {
     /// One SBI call into the PMU extension: `ecall` with `a7` = [`crate::abi::EXT_PMU`], `a6` =
-    /// `fid` and `a0`..`a5` = `args`. The functions below that lend no memory make it by default.
-    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet;
+    /// `fid` and `a0`..`a5` = `args`, whose `sbiret` pair ([`crate::abi::sbi_result`]) is
+    /// `Ok(value)` or the error. The functions below that lend no memory make it by default.
+    fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError>;
 
     /// `sbi_pmu_num_counters()` (FID #0): the number of hardware and firmware counters.
     fn num_counters(&mut self) -> Result<usize, SbiError> {
-        self.sbi_ecall(Fid::NumCounters, [0; 6]).result()
+        self.sbi_ecall(Fid::NumCounters, [0; 6])
     }
 
     /// `sbi_pmu_counter_get_info(counter_idx)` (FID #1): the `counter_info` word of a counter, which
     /// [`crate::abi::CounterInfo::decode`] decodes.
     fn counter_get_info(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
         self.sbi_ecall(Fid::CounterGetInfo, [counter_idx, 0, 0, 0, 0, 0])
-            .result()
     }
 
     /// `sbi_pmu_counter_config_matching(counter_idx_base, counter_idx_mask, config_flags, event_idx,
@@ -62,7 +62,7 @@ pub trait Firmware {
         // On RV64 event_data is passed whole in a4; a5 (its upper half on RV32) is zero.
         let (idx, data) = (event_idx.raw() as usize, event_data as usize);
         let args = [base, mask, flags.bits(), idx, data, 0];
-        self.sbi_ecall(Fid::CounterConfigMatching, args).result()
+        self.sbi_ecall(Fid::CounterConfigMatching, args)
     }
 
     /// `sbi_pmu_counter_start(counter_idx_base, counter_idx_mask, start_flags, initial_value)`
@@ -76,7 +76,7 @@ pub trait Firmware {
         initial_value: u64,
     ) -> Result<(), SbiError> {
         let args = [base, mask, flags.bits(), initial_value as usize, 0, 0];
-        self.sbi_ecall(Fid::CounterStart, args).result().map(|_| ())
+        self.sbi_ecall(Fid::CounterStart, args).map(|_| ())
     }
 
     /// [`Firmware::counter_start`] of the one counter `counter_idx` from `initial_value`
@@ -95,20 +95,18 @@ pub trait Firmware {
     #[inline(always)]
     fn counter_stop(&mut self, base: usize, mask: usize, flags: StopFlags) -> Result<(), SbiError> {
         let args = [base, mask, flags.bits(), 0, 0, 0];
-        self.sbi_ecall(Fid::CounterStop, args).result().map(|_| ())
+        self.sbi_ecall(Fid::CounterStop, args).map(|_| ())
     }
 
     /// `sbi_pmu_counter_fw_read(counter_idx)` (FID #5): the value of a firmware counter.
     fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
         self.sbi_ecall(Fid::CounterFwRead, [counter_idx, 0, 0, 0, 0, 0])
-            .result()
     }
 
     /// `sbi_pmu_counter_fw_read_hi(counter_idx)` (FID #6, SBI v2.0): the upper 32 bits of a firmware
     /// counter on RV32, always zero on RV64.
     fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
         self.sbi_ecall(Fid::CounterFwReadHi, [counter_idx, 0, 0, 0, 0, 0])
-            .result()
     }
 
     /// `sbi_pmu_snapshot_set_shmem()` (FID #7, SBI v2.0) with this hart's snapshot memory (`enable`),
@@ -146,30 +144,6 @@ pub trait Firmware {
     fn set_snapshot_page_word(&mut self, _word: usize, _value: u64) {}
 }
 
-/// The `sbiret` pair an SBI call returns in `a0` and `a1`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct SbiRet {
-    /// `sbiret.error` (`a0`): 0 for success or an SBI error code.
-    pub error: isize,
-    /// `sbiret.value` (`a1`).
-    pub value: usize,
-}
-
-impl From<(isize, usize)> for SbiRet {
-    /// The pair `(error, value)`.
-    fn from((error, value): (isize, usize)) -> Self {
-        Self { error, value }
-    }
-}
-
-impl SbiRet {
-    /// The pair as a `Result`.
-    #[inline]
-    pub fn result(self) -> Result<usize, SbiError> {
-        sbi_result(self.error, self.value)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,11 +151,11 @@ mod tests {
     /// Records the last call and answers with a fixed `sbiret`.
     struct Recorder {
         last: Option<(Fid, [usize; 6])>,
-        ret: SbiRet,
+        ret: Result<usize, SbiError>,
     }
 
     impl Firmware for Recorder {
-        fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+        fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
             self.last = Some((fid, args));
             self.ret
         }
@@ -195,7 +169,7 @@ mod tests {
     fn default_encodings_pass_arguments_in_spec_order() {
         let mut r = Recorder {
             last: None,
-            ret: SbiRet { error: 0, value: 7 },
+            ret: Ok(7),
         };
         assert_eq!(r.num_counters(), Ok(7));
         assert_eq!(r.last, Some((Fid::NumCounters, [0; 6])));
@@ -237,19 +211,16 @@ mod tests {
     }
 
     #[test]
-    fn default_encodings_map_errors() {
+    fn default_encodings_pass_errors_on() {
         let mut r = Recorder {
             last: None,
-            ret: SbiRet {
-                error: -8,
-                value: 0,
-            },
+            ret: Err(SbiError::AlreadyStopped),
         };
         assert_eq!(
             r.counter_stop(0, 1, StopFlags::empty()),
             Err(SbiError::AlreadyStopped)
         );
-        r.ret.error = -2;
+        r.ret = Err(SbiError::NotSupported);
         assert_eq!(r.counter_fw_read(20), Err(SbiError::NotSupported));
     }
 }

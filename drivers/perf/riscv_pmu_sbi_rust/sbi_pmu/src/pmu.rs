@@ -1260,16 +1260,15 @@ impl CpuHwEvents {
 mod tests {
     use super::*;
     use crate::abi::{CounterInfo, CounterKind};
-    use crate::firmware::SbiRet;
 
     /// Firmware that records every call and answers success.
     #[derive(Default)]
     struct Calls(Vec<(Fid, [usize; 6])>);
 
     impl Firmware for Calls {
-        fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> SbiRet {
+        fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
             self.0.push((fid, args));
-            SbiRet { error: 0, value: 0 }
+            Ok(0)
         }
 
         fn read_counter_csr(&mut self, _csr: u16) -> u64 {
