@@ -562,9 +562,7 @@ impl Firmware for CheckFirmware {
         let Some(mem) = self.mem.as_mut() else {
             return Err(SbiError::NotSupported);
         };
-        mem.write_from(entries);
-        let (error, value) = mem.event_get_info(0);
-        mem.read_into(entries);
+        let (error, value) = mem.event_get_info(entries);
         self.count(Fid::EventGetInfo);
         sbi_result(error, value).map(|_| ())
     }

@@ -29,10 +29,9 @@ use kernel::{alloc::flags::__GFP_ZERO, c_str, prelude::*, types::Opaque};
 /// # Examples
 ///
 /// ```ignore
-/// let mut entries = FirmwareMem::<{ 2 * 10 }>::new()?;
-/// entries.write_from(&request);
-/// let ret = entries.event_get_info(0);
-/// entries.read_into(&mut answer);
+/// let mut mem = FirmwareMem::<{ 2 * 10 }>::new()?;
+/// // Ten event-info entries go in; firmware's answer comes back in the same words.
+/// let (error, _) = mem.event_get_info(&mut entries);
 /// ```
 pub(crate) struct FirmwareMem<const N: usize> {
     mem: KBox<Opaque<[u64; N]>>,
@@ -82,29 +81,23 @@ impl<const N: usize> FirmwareMem<N> {
         }
     }
 
-    /// Copies `words` (at most `N`) to the start of the memory.
-    pub(crate) fn write_from(&mut self, words: &[u64]) {
-        for (i, word) in words.iter().enumerate() {
+    /// `sbi_pmu_event_get_info(shmem, num_entries, 0)`: copies `entries` (at most `N` words) to the
+    /// start of the memory, lends the memory to firmware as an array of `N / 2` event-info entries
+    /// (two words each, SBI v3.0 Table 18), which firmware reads and writes during the call, and
+    /// copies the start of the memory back into `entries`.
+    pub(crate) fn event_get_info(&mut self, entries: &mut [u64]) -> (isize, usize) {
+        for (i, word) in entries.iter().enumerate() {
             self.write(i, *word);
         }
-    }
-
-    /// Copies the start of the memory into `words` (at most `N`).
-    pub(crate) fn read_into(&self, words: &mut [u64]) {
-        for (i, word) in words.iter_mut().enumerate().take(N) {
-            *word = self.read(i).unwrap_or(0);
-        }
-    }
-
-    /// `sbi_pmu_event_get_info(shmem, num_entries, flags)`: lends the memory to firmware as an
-    /// array of `N / 2` event-info entries (two words each, SBI v3.0 Table 18), which firmware
-    /// reads and writes during the call.
-    pub(crate) fn event_get_info(&mut self, flags: usize) -> (isize, usize) {
-        let args = [self.phys_addr(), 0, N / 2, flags, 0, 0];
+        let args = [self.phys_addr(), 0, N / 2, 0, 0, 0];
         // SAFETY: The memory is owned by `self` (type invariant), borrowed mutably for the call,
         // and holds `N` words: the `N / 2` entries of two words each that the call names. Firmware
         // does not keep the address after the call.
-        unsafe { sbi_ecall(SBI_EXT_PMU, SBI_PMU_EVENT_GET_INFO, args) }
+        let ret = unsafe { sbi_ecall(SBI_EXT_PMU, SBI_PMU_EVENT_GET_INFO, args) };
+        for (i, word) in entries.iter_mut().enumerate().take(N) {
+            *word = self.read(i).unwrap_or(0);
+        }
+        ret
     }
 }
 
