@@ -42,28 +42,26 @@ perf::module_pmu! {
     license: "GPL",
 }
 
-/// The module's state besides the PMU: the hotplug state that prepares each CPU's counters (and
-/// owns the counter overflow interrupt), the CPU PM notifier, the `kernel.perf_user_access` sysctl
-/// and the debugfs statistics.
-///
-/// The PMU is registered after all of them and unregistered before them ([`perf::PmuModule`]),
-/// at the module's exit, when no event is left. Fields drop in declaration order: the sysctl and
-/// the debugfs file go first, then the CPU PM notifier, then the hotplug state, which releases
-/// the counters still mapped on every CPU and disables the overflow interrupt on each CPU before
-/// it frees it.
-struct SbiPmuModule {
-    _user_access: Pin<KBox<sysctl::Registration<PerfUserAccess>>>,
-    _stats: debugfs::Registration<SbiCallStats>,
-    _cpu_pm: Pin<KBox<cpu_pm::Registration<PmuSbiCpuPm>>>,
-    _starting_cpu: Pin<KBox<cpuhp::Registration<PmuSbiStartingCpu>>>,
-}
-
 /// The module: the SBI PMU, or without the SBI PMU extension the legacy PMU (which needs no
 /// per-CPU setup, interrupt, sysctl or statistics).
+///
+/// The PMU is registered after the state of either and unregistered before it
+/// ([`perf::PmuModule`]), at the module's exit, when no event is left.
 enum RiscvPmuSbiModule {
+    /// The SBI PMU's state besides the PMU: the hotplug state that prepares each CPU's counters
+    /// (and owns the counter overflow interrupt), the CPU PM notifier, the
+    /// `kernel.perf_user_access` sysctl and the debugfs statistics.
+    ///
+    /// Fields drop in declaration order: the sysctl and the debugfs file go first, then the CPU PM
+    /// notifier, then the hotplug state, which releases the counters still mapped on every CPU and
+    /// disables the overflow interrupt on each CPU before it frees it.
     Sbi {
-        _module: SbiPmuModule,
+        _user_access: Pin<KBox<sysctl::Registration<PerfUserAccess>>>,
+        _stats: debugfs::Registration<SbiCallStats>,
+        _cpu_pm: Pin<KBox<cpu_pm::Registration<PmuSbiCpuPm>>>,
+        _starting_cpu: Pin<KBox<cpuhp::Registration<PmuSbiStartingCpu>>>,
     },
+    /// The legacy PMU's state: user mode's access to `time` on every CPU.
     Legacy {
         _time_access: Pin<KBox<cpuhp::Registration<pmu_legacy::LegacyStartingCpu>>>,
     },
@@ -73,19 +71,16 @@ impl perf::PmuModule for RiscvPmuSbiModule {
     fn init(module: &'static ThisModule) -> Result<(Self, perf::Pmu)> {
         pmu_sbi::pmu_sbi_check_c_driver()?;
         if !pmu_sbi::has_pmu_extension() {
-            let (time_access, pmu) = LegacyPmu::init(module)?;
-            let state = Self::Legacy {
-                _time_access: time_access,
-            };
-            return Ok((state, pmu));
+            let (_time_access, pmu) = LegacyPmu::init(module)?;
+            return Ok((Self::Legacy { _time_access }, pmu));
         }
-        let (state, pmu) = SbiPmuModule::init(module)?;
-        Ok((Self::Sbi { _module: state }, pmu))
+        Self::init_sbi(module)
     }
 }
 
-impl SbiPmuModule {
-    fn init(module: &'static ThisModule) -> Result<(Self, perf::Pmu)> {
+impl RiscvPmuSbiModule {
+    /// Probes the SBI PMU and sets up its state.
+    fn init_sbi(module: &'static ThisModule) -> Result<(Self, perf::Pmu)> {
         // Probed in place, on the heap: the PMU's counter table is about 1 KiB.
         let mut pmu = UniqueArc::new(SbiPmu::UNPROBED, GFP_KERNEL)?;
         pmu.probe()?;
@@ -153,7 +148,7 @@ impl SbiPmuModule {
         )?;
 
         let pmu = perf::Pmu::new(module, pmu, cpus, capabilities, attr_groups)?;
-        let state = Self {
+        let state = Self::Sbi {
             _user_access: user_access,
             _stats: stats,
             _cpu_pm: cpu_pm,
