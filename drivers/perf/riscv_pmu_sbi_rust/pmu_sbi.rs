@@ -326,19 +326,8 @@ impl SbiPmu {
     /// stay out of the module init's stack frame.
     #[inline(never)]
     pub(crate) fn probe(&mut self) -> Result {
+        // The module's init called this only after `has_pmu_extension()` found the extension.
         let version = SbiVersion::from_raw(arch::sbi_spec_version());
-        if !version.at_least(SbiVersion::V0_3) {
-            pr_err!(
-                "SBI specification {}.{} has no PMU extension (0.3 or later needed)\n",
-                version.major,
-                version.minor
-            );
-            return Err(ENODEV);
-        }
-        if !arch::sbi_probe_extension(EXT_PMU) {
-            pr_err!("the SBI implementation has no PMU extension\n");
-            return Err(ENODEV);
-        }
         pr_info!("SBI PMU extension is available\n");
 
         let pmu = self;
