@@ -91,8 +91,6 @@ pub struct PmuStats {
     pub reused: u64,
     /// Overflow interrupts that found running hardware counters.
     pub overflows: u64,
-    /// SBI calls made by the overflow handler (included in `calls`).
-    pub overflow_calls: u64,
     /// SBI calls that failed with an error other than ALREADY_STARTED/ALREADY_STOPPED.
     pub errors: u64,
     /// Stops in a disable window that stopped every running counter that cannot coast, saving
@@ -108,7 +106,6 @@ impl PmuStats {
         flushes: 0,
         reused: 0,
         overflows: 0,
-        overflow_calls: 0,
         errors: 0,
         freezes: 0,
     };
@@ -178,8 +175,6 @@ pub struct CpuHwEvents {
     known: u64,
     /// Counters whose overflow is being handled.
     ovf_pending: u64,
-    /// Whether the overflow handler runs (between `overflow_begin` and `overflow_end`).
-    in_overflow: bool,
     /// Counters whose events a CPU PM enter stopped, to start again at the exit.
     pm_saved: u64,
     init_val: [u64; RISCV_MAX_COUNTERS],
@@ -218,7 +213,6 @@ impl CpuHwEvents {
             held: [0; RISCV_MAX_COUNTERS],
             known: 0,
             ovf_pending: 0,
-            in_overflow: false,
             pm_saved: 0,
             init_val: [0; RISCV_MAX_COUNTERS],
             mapped: [None; RISCV_MAX_COUNTERS],
@@ -256,12 +250,11 @@ impl CpuHwEvents {
             held,
             known,
             ovf_pending,
-            in_overflow,
             pm_saved,
             init_val,
             mapped,
         } = self;
-        (*disable_depth, *snapshot, *in_overflow) = (0, false, false);
+        (*disable_depth, *snapshot) = (0, false);
         for mask in [
             used_hw_ctrs,
             used_fw_ctrs,
@@ -680,7 +673,6 @@ impl CpuHwEvents {
     pub fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
         // The restart happens in overflow_end; until then work is recorded as inside a window.
         self.pmu_disable();
-        self.in_overflow = true;
         let hw_running = self.running & self.info.hw_mask;
         if hw_running == 0 {
             return 0;
@@ -761,7 +753,6 @@ impl CpuHwEvents {
         } else {
             self.pmu_enable(fw);
         }
-        self.in_overflow = false;
     }
 
     /// Whether the counter `idx` of an event may keep running when the event leaves it
@@ -1186,9 +1177,6 @@ impl CpuHwEvents {
     fn count(&mut self, fid: Fid) {
         if let Some(n) = self.stats.calls.get_mut(fid.id()) {
             *n = n.wrapping_add(1);
-        }
-        if self.in_overflow {
-            self.stats.overflow_calls = self.stats.overflow_calls.wrapping_add(1);
         }
     }
 
