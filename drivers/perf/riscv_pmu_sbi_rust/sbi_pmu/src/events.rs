@@ -339,12 +339,6 @@ impl StdEvents {
     }
 }
 
-impl Default for StdEvents {
-    fn default() -> Self {
-        Self::ALL
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
