@@ -208,24 +208,26 @@ impl DtMaps {
         let mut cells: [Option<KVec<u32>>; 3] = [None, None, None];
         for (slot, property) in cells.iter_mut().zip(DtProperty::ALL) {
             let name = dt_property_name(property);
-            match node.read_u32_array(name) {
-                Ok(read) => *slot = read,
-                Err(err) => {
-                    match node.property_len(name).filter(|len| len % 4 != 0) {
-                        Some(len) => dt_map_refused(&DtError {
-                            property,
-                            row: len / 4 / property.cells_per_row(),
-                            kind: DtErrorKind::Length,
-                        }),
-                        None => pr_warn!(
-                            "riscv,pmu: {} cannot be read ({:?}); the event maps are ignored\n",
-                            property.name(),
-                            err
-                        ),
-                    }
-                    return None;
-                }
+            // An absent property has no cells.
+            let Some(len) = node.property_len(name) else {
+                continue;
+            };
+            if len % 4 != 0 {
+                dt_map_refused(&DtError {
+                    property,
+                    row: len / 4 / property.cells_per_row(),
+                    kind: DtErrorKind::Length,
+                });
+                return None;
             }
+            let read = node.read_u32_array(name, len / 4).inspect_err(|err| {
+                pr_warn!(
+                    "riscv,pmu: {} cannot be read ({:?}); the event maps are ignored\n",
+                    property.name(),
+                    err
+                )
+            });
+            *slot = Some(read.ok()?);
         }
         if cells.iter().all(Option::is_none) {
             return None;

@@ -24,8 +24,11 @@ use kernel::{ffi::c_int, prelude::*};
 /// # Examples
 ///
 /// ```ignore
+/// let name = c_str!("riscv,event-to-mhpmcounters");
 /// if let Some(node) = OfNode::find_compatible(c_str!("riscv,pmu")) {
-///     let cells = node.read_u32_array(c_str!("riscv,event-to-mhpmcounters"))?;
+///     if let Some(len) = node.property_len(name) {
+///         let cells = node.read_u32_array(name, len / 4)?;
+///     }
 /// }
 /// ```
 pub(crate) struct OfNode {
@@ -64,20 +67,13 @@ impl OfNode {
         Some(usize::try_from(len).unwrap_or(0))
     }
 
-    /// The cells of the `u32` array property `name` in CPU order (`of_property_read_u32_array()` of
-    /// all of them), `Ok(None)` when the node has no such property, `Err` when its length is not a
-    /// whole number of cells.
-    pub(crate) fn read_u32_array(&self, name: &CStr) -> Result<Option<KVec<u32>>, Error> {
-        let Some(len) = self.property_len(name) else {
-            return Ok(None);
-        };
-        if len % 4 != 0 {
-            return Err(EINVAL);
-        }
-        let n = len / 4;
+    /// The first `n` cells of the `u32` array property `name` in CPU order
+    /// (`of_property_read_u32_array()`); `Err` when the node has no such property or it holds fewer
+    /// cells ([`OfNode::property_len`] says how many it holds).
+    pub(crate) fn read_u32_array(&self, name: &CStr, n: usize) -> Result<KVec<u32>> {
         let mut cells = KVec::with_capacity(n, GFP_KERNEL)?;
         if n == 0 {
-            return Ok(Some(cells));
+            return Ok(cells);
         }
         // SAFETY: `self.node` is valid by the type invariant and `name` is NUL-terminated. `cells`
         // has room for `n` values and the call writes at most `sz_max` = `n` of them; it finds the
@@ -98,7 +94,7 @@ impl OfNode {
         let read = usize::try_from(read).unwrap_or(0).min(n);
         // SAFETY: The first `read` values were written above, and `read` is within the capacity.
         unsafe { compat::kvec_set_len(&mut cells, read) };
-        Ok(Some(cells))
+        Ok(cells)
     }
 
     /// The node of a possible CPU (`of_get_cpu_node(cpu, NULL)`), if the device tree has one.
