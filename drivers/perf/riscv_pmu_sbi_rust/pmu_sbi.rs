@@ -39,7 +39,9 @@ use crate::glue::{
     },
     platform,
     sysctl::IntSysctl,
-    sysfs::{AttributeGroup, AttributeGroups, Attributes, EventList, FormatAttr, PmuEventAttr},
+    sysfs::{
+        AttributeGroup, AttributeGroups, Attributes, EventId, EventList, FormatAttr, PmuEventAttr,
+    },
 };
 use crate::pmu_deleg::{self, CpuFirmware, DelegSetup};
 use core::fmt::{self, Write};
@@ -95,13 +97,18 @@ impl IntSysctl for PerfUserAccess {
     }
 }
 
-static FORMAT_EVENT: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-47"));
-static FORMAT_EVENT_V2: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-55"));
-static FORMAT_FIRMWARE: FormatAttr = FormatAttr::new(c_str!("firmware"), c_str!("config:62-63"));
-static FORMAT_ATTRS: Attributes<2> = Attributes::new([&FORMAT_EVENT, &FORMAT_FIRMWARE]);
-static FORMAT_ATTRS_V2: Attributes<2> = Attributes::new([&FORMAT_EVENT_V2, &FORMAT_FIRMWARE]);
-static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS);
-static FORMAT_GROUP_V2: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS_V2);
+static FORMAT_ATTRS: [FormatAttr; 2] = [
+    FormatAttr::new(c_str!("event"), c_str!("config:0-47")),
+    FormatAttr::new(c_str!("firmware"), c_str!("config:62-63")),
+];
+static FORMAT_ATTRS_V2: [FormatAttr; 2] = [
+    FormatAttr::new(c_str!("event"), c_str!("config:0-55")),
+    FormatAttr::new(c_str!("firmware"), c_str!("config:62-63")),
+];
+static FORMAT_LIST: Attributes<2> = Attributes::new(&FORMAT_ATTRS);
+static FORMAT_LIST_V2: Attributes<2> = Attributes::new(&FORMAT_ATTRS_V2);
+static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_LIST);
+static FORMAT_GROUP_V2: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_LIST_V2);
 
 /// The standard events as the PMU's sysfs `events/` directory lists them: the name perf gives each
 /// (`perf list`), in the order of [`StdEvents::nth`]. Which are listed, and their `event=` values,
@@ -110,7 +117,7 @@ static FORMAT_GROUP_V2: AttributeGroup = AttributeGroup::new(c_str!("format"), &
 macro_rules! std_event_attrs {
     ($($name:literal,)*) => {{
         let mut id = 0;
-        [$(PmuEventAttr::new(c_str!($name), { id += 1; id - 1 }),)*]
+        [$(PmuEventAttr::new(c_str!($name), EventId::new({ id += 1; id - 1 })),)*]
     }};
 }
 
@@ -129,8 +136,8 @@ static STD_EVENT_ATTRS: [PmuEventAttr<StdEventList>; StdEvents::COUNT] = std_eve
     "branch-prefetches", "branch-prefetch-misses", "node-loads", "node-load-misses",
     "node-stores", "node-store-misses", "node-prefetches", "node-prefetch-misses",
 };
-static STD_EVENT_LIST: Attributes<{ StdEvents::COUNT }, StdEventList> =
-    Attributes::events(&STD_EVENT_ATTRS);
+static STD_EVENT_LIST: Attributes<{ StdEvents::COUNT }, EventId<StdEventList>> =
+    Attributes::new(&STD_EVENT_ATTRS);
 static EVENTS_GROUP: AttributeGroup =
     AttributeGroup::with_events(c_str!("events"), &STD_EVENT_LIST);
 

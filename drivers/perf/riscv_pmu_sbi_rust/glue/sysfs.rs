@@ -7,15 +7,15 @@
 //! The groups are built at compile time in `static`s, as `PMU_FORMAT_ATTR()` does in C:
 //!
 //! ```ignore
-//! static FORMAT_EVENT: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-47"));
-//! static FORMAT_ATTRS: Attributes<1> = Attributes::new([&FORMAT_EVENT]);
-//! static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS);
+//! static FORMAT_ATTRS: [FormatAttr; 1] = [FormatAttr::new(c_str!("event"), c_str!("config:0-47"))];
+//! static FORMAT_LIST: Attributes<1> = Attributes::new(&FORMAT_ATTRS);
+//! static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_LIST);
 //! static ATTR_GROUPS: AttributeGroups<1> = AttributeGroups::new([&FORMAT_GROUP]);
 //! ```
 //!
 //! An `events/` directory whose entries depend on the hardware (`PMU_EVENT_ATTR_ID()` with an
-//! `is_visible` callback in C) is built the same way from [`PmuEventAttr`]s, [`Attributes::events`]
-//! and [`AttributeGroup::with_events`]; an [`EventList`] says which events are listed and what each
+//! `is_visible` callback in C) is built the same way from [`PmuEventAttr`]s and
+//! [`AttributeGroup::with_events`]; an [`EventList`] says which events are listed and what each
 //! file reads.
 //!
 //! Attributes in static memory need no `sysfs_attr_init()`: lockdep accepts their embedded key.
@@ -44,61 +44,28 @@ const fn device_attr(
     Opaque::new(attr)
 }
 
-/// A read-only attribute whose file shows a fixed string, like `PMU_FORMAT_ATTR()`.
-///
-/// # Invariants
-///
-/// `attr` is a valid `struct device_attribute` with mode 0444, `show` set to
-/// [`FormatAttr::show`] and no `store`; it is the first field, so a pointer to it is a pointer to
-/// the whole `FormatAttr`.
-///
-/// # Examples
-///
-/// ```ignore
-/// static FORMAT_EVENT: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-47"));
-/// ```
-#[repr(C)]
-pub(crate) struct FormatAttr {
-    attr: Opaque<bindings::device_attribute>,
-    value: &'static CStr,
-}
-
-// SAFETY: sysfs only reads the attribute, and `value` is an immutable static string.
-unsafe impl Sync for FormatAttr {}
-
-impl FormatAttr {
-    /// Creates the attribute `name`, whose file reads `value` followed by a newline.
-    pub(crate) const fn new(name: &'static CStr, value: &'static CStr) -> Self {
-        // INVARIANT: The attribute is read-only and shows `value`.
-        Self {
-            attr: device_attr(name, Self::show),
-            value,
-        }
-    }
-
+/// What the file of a [`PmuAttr`] reads: a fixed string (`&'static CStr`) or the `event=` value of
+/// an event ([`EventId`]).
+pub(crate) trait AttrValue: Sync + 'static {
+    /// Writes the file's contents to `buf` with `sysfs_emit()` and returns their length.
+    ///
     /// # Safety
     ///
-    /// `attr` must be passed by sysfs to the `show` callback of a [`FormatAttr`], and `buf` must be
-    /// its page-sized buffer.
-    unsafe extern "C" fn show(
-        _dev: *mut bindings::device,
-        attr: *mut bindings::device_attribute,
-        buf: *mut c_char,
-    ) -> isize {
-        // CAST: By the type invariant `attr` is the first field of a `FormatAttr`.
-        let this = attr.cast::<Self>();
-        // SAFETY: `this` points to a `FormatAttr` in static memory.
-        let value = unsafe { (*this).value };
-        // SAFETY: `buf` is a sysfs page buffer, the format takes one string argument and `value`
-        // is NUL-terminated.
-        let len =
-            unsafe { bindings::sysfs_emit(buf, c_str!("%s\n").as_char_ptr(), value.as_char_ptr()) };
-        len as isize
+    /// `buf` must be the page-sized buffer sysfs passes to a `show` callback.
+    unsafe fn emit(&self, buf: *mut c_char) -> c_int;
+}
+
+/// A fixed string, followed by a newline, like the value of a `PMU_FORMAT_ATTR()`.
+impl AttrValue for &'static CStr {
+    unsafe fn emit(&self, buf: *mut c_char) -> c_int {
+        // SAFETY: `buf` is a sysfs page buffer (guaranteed by the caller), the format takes one
+        // string argument and `self` is NUL-terminated.
+        unsafe { bindings::sysfs_emit(buf, c_str!("%s\n").as_char_ptr(), self.as_char_ptr()) }
     }
 }
 
 /// The events of an `events/` directory, numbered from 0 in the order of their
-/// [`PmuEventAttrs`]: which of them the hardware has, and the `event=` value of each.
+/// [`PmuEventAttr`]s: which of them the hardware has, and the `event=` value of each.
 ///
 /// # Examples
 ///
@@ -117,7 +84,7 @@ impl FormatAttr {
 ///     }
 /// }
 /// ```
-pub(crate) trait EventList: 'static {
+pub(crate) trait EventList: Sync + 'static {
     /// Whether event `id` is listed.
     fn listed(id: usize) -> bool;
     /// Whether any event is listed; without one there is no `events/` directory.
@@ -126,108 +93,111 @@ pub(crate) trait EventList: 'static {
     fn config(id: usize) -> u64;
 }
 
-/// A read-only attribute of an `events/` directory whose file reads `event=0x...`, like a
-/// `PMU_EVENT_ATTR_ID()` whose show callback prints its id.
+/// Event `id` of the [`EventList`] `T`, whose file reads `event=0x...` like a `PMU_EVENT_ATTR_ID()`
+/// whose show callback prints its id.
+pub(crate) struct EventId<T>(usize, PhantomData<T>);
+
+impl<T> EventId<T> {
+    /// Event `id` of `T`.
+    pub(crate) const fn new(id: usize) -> Self {
+        Self(id, PhantomData)
+    }
+}
+
+impl<T: EventList> AttrValue for EventId<T> {
+    unsafe fn emit(&self, buf: *mut c_char) -> c_int {
+        let config = T::config(self.0);
+        // SAFETY: `buf` is a sysfs page buffer (guaranteed by the caller) and the format takes one
+        // `unsigned long long`.
+        unsafe { bindings::sysfs_emit(buf, c_str!("event=0x%llx\n").as_char_ptr(), config) }
+    }
+}
+
+/// A read-only attribute whose file shows `value`.
 ///
 /// # Invariants
 ///
-/// `attr` is a valid `struct device_attribute` with mode 0444, `show` set to
-/// [`PmuEventAttr::show`] and no `store`; it is the first field, so a pointer to it is a pointer to
-/// the whole `PmuEventAttr`.
+/// `attr` is a valid `struct device_attribute` with mode 0444, `show` set to [`PmuAttr::show`]
+/// and no `store`; it is the first field, so a pointer to it is a pointer to the whole `PmuAttr`.
 ///
 /// # Examples
 ///
 /// ```ignore
-/// static EVENT_ATTRS: [PmuEventAttr<Events>; 1] = [PmuEventAttr::new(c_str!("cpu-cycles"), 0)];
-/// static EVENT_LIST: Attributes<1, Events> = Attributes::events(&EVENT_ATTRS);
+/// static FORMAT_EVENT: FormatAttr = FormatAttr::new(c_str!("event"), c_str!("config:0-47"));
+/// static EVENT_ATTRS: [PmuEventAttr<Events>; 1] =
+///     [PmuEventAttr::new(c_str!("cpu-cycles"), EventId::new(0))];
 /// ```
 #[repr(C)]
-pub(crate) struct PmuEventAttr<T: EventList> {
+pub(crate) struct PmuAttr<V: AttrValue> {
     attr: Opaque<bindings::device_attribute>,
-    id: usize,
-    _list: PhantomData<T>,
+    value: V,
 }
 
-// SAFETY: sysfs only reads the attribute, and `id` is never written after construction.
-unsafe impl<T: EventList> Sync for PmuEventAttr<T> {}
+/// An attribute of a `format/` directory (`PMU_FORMAT_ATTR()`).
+pub(crate) type FormatAttr = PmuAttr<&'static CStr>;
 
-impl<T: EventList> PmuEventAttr<T> {
-    /// Creates the attribute `name` for event `id` of `T`.
-    pub(crate) const fn new(name: &'static CStr, id: usize) -> Self {
-        // INVARIANT: The attribute is read-only and shows the event's value.
+/// An attribute of an `events/` directory (`PMU_EVENT_ATTR_ID()`).
+pub(crate) type PmuEventAttr<T> = PmuAttr<EventId<T>>;
+
+// SAFETY: sysfs only reads the attribute, and `value` is `Sync` and never written after
+// construction.
+unsafe impl<V: AttrValue> Sync for PmuAttr<V> {}
+
+impl<V: AttrValue> PmuAttr<V> {
+    /// Creates the attribute `name`, whose file shows `value`.
+    pub(crate) const fn new(name: &'static CStr, value: V) -> Self {
+        // INVARIANT: The attribute is read-only and shows `value`.
         Self {
             attr: device_attr(name, Self::show),
-            id,
-            _list: PhantomData,
+            value,
         }
     }
 
     /// # Safety
     ///
-    /// `attr` must be passed by sysfs to the `show` callback of an [`PmuEventAttr`], and `buf` must be
+    /// `attr` must be passed by sysfs to the `show` callback of a [`PmuAttr<V>`], and `buf` must be
     /// its page-sized buffer.
     unsafe extern "C" fn show(
         _dev: *mut bindings::device,
         attr: *mut bindings::device_attribute,
         buf: *mut c_char,
     ) -> isize {
-        // CAST: By the type invariant `attr` is the first field of a `PmuEventAttr`.
+        // CAST: By the type invariant `attr` is the first field of a `PmuAttr<V>`.
         let this = attr.cast::<Self>();
-        // SAFETY: `this` points to a `PmuEventAttr` in static memory.
-        let id = unsafe { (*this).id };
-        // SAFETY: `buf` is a sysfs page buffer and the format takes one `unsigned long long`.
-        let len = unsafe {
-            bindings::sysfs_emit(buf, c_str!("event=0x%llx\n").as_char_ptr(), T::config(id))
-        };
+        // SAFETY: `this` points to a `PmuAttr<V>` in static memory, and `buf` is the sysfs page
+        // buffer of this callback.
+        let len = unsafe { (*this).value.emit(buf) };
         len as isize
     }
 }
 
-/// A NULL-terminated array of `N` attributes, as `struct attribute_group::attrs` wants it: format
-/// attributes, or the events of the [`EventList`] `T`.
+/// A NULL-terminated array of `N` attributes showing `V`s, as `struct attribute_group::attrs` wants
+/// it: format attributes, or the events of an [`EventList`].
 ///
 /// # Invariants
 ///
 /// `list` holds pointers to `'static` attributes and `end` is null, right after them (`repr(C)`);
-/// with an [`EventList`] `T`, entry `i` is event `i` of `T`.
+/// with [`EventId`]s, entry `i` is event `i`.
 ///
 /// # Examples
 ///
 /// ```ignore
-/// static FORMAT_ATTRS: Attributes<1> = Attributes::new([&FORMAT_EVENT]);
+/// static FORMAT_ATTRS: [FormatAttr; 1] = [FormatAttr::new(c_str!("event"), c_str!("config:0-47"))];
+/// static FORMAT_LIST: Attributes<1> = Attributes::new(&FORMAT_ATTRS);
 /// ```
 #[repr(C)]
-pub(crate) struct Attributes<const N: usize, T = ()> {
+pub(crate) struct Attributes<const N: usize, V = &'static CStr> {
     list: [*mut bindings::attribute; N],
     end: *mut bindings::attribute,
-    _list: PhantomData<T>,
+    _value: PhantomData<V>,
 }
 
 // SAFETY: The pointers refer to `Sync` statics and are never written after construction.
-unsafe impl<const N: usize, T> Sync for Attributes<N, T> {}
+unsafe impl<const N: usize, V> Sync for Attributes<N, V> {}
 
-impl<const N: usize> Attributes<N> {
-    /// Collects `attrs` into a NULL-terminated array.
-    pub(crate) const fn new(attrs: [&'static FormatAttr; N]) -> Self {
-        let mut list = [ptr::null_mut(); N];
-        let mut i = 0;
-        while i < N {
-            // CAST: `attr` is the first field of `struct device_attribute`.
-            list[i] = attrs[i].attr.get().cast::<bindings::attribute>();
-            i += 1;
-        }
-        // INVARIANT: Every entry points to a static attribute and the array is NULL-terminated.
-        Self {
-            list,
-            end: ptr::null_mut(),
-            _list: PhantomData,
-        }
-    }
-}
-
-impl<const N: usize, T: EventList> Attributes<N, T> {
-    /// Collects the events of `T` into a NULL-terminated array, event `i` at index `i`.
-    pub(crate) const fn events(attrs: &'static [PmuEventAttr<T>; N]) -> Self {
+impl<const N: usize, V: AttrValue> Attributes<N, V> {
+    /// Collects `attrs` into a NULL-terminated array, `attrs[i]` at index `i`.
+    pub(crate) const fn new(attrs: &'static [PmuAttr<V>; N]) -> Self {
         let mut list = [ptr::null_mut(); N];
         let mut i = 0;
         while i < N {
@@ -236,11 +206,11 @@ impl<const N: usize, T: EventList> Attributes<N, T> {
             i += 1;
         }
         // INVARIANT: Every entry points to a static attribute and the array is NULL-terminated;
-        // entry `i` is `attrs[i]`, event `i`.
+        // entry `i` is `attrs[i]`, event `i` of an events list.
         Self {
             list,
             end: ptr::null_mut(),
-            _list: PhantomData,
+            _value: PhantomData,
         }
     }
 }
@@ -255,7 +225,7 @@ impl<const N: usize, T: EventList> Attributes<N, T> {
 /// # Examples
 ///
 /// ```ignore
-/// static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_ATTRS);
+/// static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_LIST);
 /// static EVENTS_GROUP: AttributeGroup = AttributeGroup::with_events(c_str!("events"), &EVENT_LIST);
 /// ```
 #[repr(transparent)]
@@ -282,7 +252,7 @@ impl AttributeGroup {
     /// when the group is created; without any, the directory is not created at all.
     pub(crate) const fn with_events<T: EventList, const N: usize>(
         name: &'static CStr,
-        attrs: &'static Attributes<N, T>,
+        attrs: &'static Attributes<N, EventId<T>>,
     ) -> Self {
         let mut group = Self::raw(name, attrs);
         compat::set_group_is_visible(&mut group, Self::event_is_visible::<T>);
@@ -292,9 +262,9 @@ impl AttributeGroup {
         }
     }
 
-    const fn raw<const N: usize, T>(
+    const fn raw<const N: usize, V>(
         name: &'static CStr,
-        attrs: &'static Attributes<N, T>,
+        attrs: &'static Attributes<N, V>,
     ) -> bindings::attribute_group {
         // SAFETY: All-zero is a valid `attribute_group`: null pointers and no callbacks.
         let mut group: bindings::attribute_group = unsafe { mem::zeroed() };
