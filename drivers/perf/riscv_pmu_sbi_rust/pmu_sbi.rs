@@ -1187,8 +1187,9 @@ impl Show for SbiCallStats {
     const FILES: &'static [&'static CStr] = &[c_str!("sbi_calls"), c_str!("counters")];
 
     fn show(&self, file: usize, out: &mut SeqFile<'_>) -> Result {
-        // A write fails only when the buffer is full, which seq_file notices itself: it reads again
-        // with a larger buffer. An error returned here would end the read instead.
+        // A write fails only when the buffer is full, which seq_file notices itself: every later
+        // write of this read fails too, and it reads again with a larger buffer. An error returned
+        // here would end the read instead.
         let _ = if file == 1 {
             self.show_counters(out)
         } else {
@@ -1202,15 +1203,13 @@ impl SbiCallStats {
     /// The `sbi_calls` file.
     fn show_calls(&self, out: &mut SeqFile<'_>) -> fmt::Result {
         writeln!(out, "cpu num_counters counter_get_info counter_config_matching counter_start counter_stop counter_fw_read counter_fw_read_hi snapshot_set_shmem event_get_info flushes reused errors")?;
-        let mut result = Ok(());
         percpu::for_each_possible_cpu(|cpu| {
-            // The statistics live with the CPU's counters, so they are copied on that CPU.
+            // The statistics live with the CPU's counters, so they are copied on that CPU. A failed
+            // write leaves the buffer full (see `show`).
             if let Some(st) = self.cpus.with_cpu(cpu, |state| state.stats()) {
-                result =
-                    result.and_then(|()| stats_line(out, format_args!("{}", cpu.as_u32()), &st));
+                let _ = stats_line(out, format_args!("{}", cpu.as_u32()), &st);
             }
         });
-        result?;
         let check = PmuStats {
             calls: self.pmu.std_events_calls(),
             ..PmuStats::default()
@@ -1221,27 +1220,19 @@ impl SbiCallStats {
     /// The `counters` file.
     fn show_counters(&self, out: &mut SeqFile<'_>) -> fmt::Result {
         writeln!(out, "cpu events used_hw used_fw running parked coasting")?;
-        let mut result = Ok(());
         percpu::for_each_possible_cpu(|cpu| {
-            // The counters' state is read on its CPU, which owns it.
+            // The counters' state is read on its CPU, which owns it. A failed write leaves the
+            // buffer full (see `show`).
             if let Some([events, hw, fw, running, parked, coasting]) =
                 self.cpus.with_cpu(cpu, |state| state.counter_use())
             {
-                result = result.and_then(|()| {
-                    writeln!(
-                        out,
-                        "{} {} {:#x} {:#x} {:#x} {:#x} {:#x}",
-                        cpu.as_u32(),
-                        events,
-                        hw,
-                        fw,
-                        running,
-                        parked,
-                        coasting
-                    )
-                });
+                let cpu = cpu.as_u32();
+                let _ = writeln!(
+                    out,
+                    "{cpu} {events} {hw:#x} {fw:#x} {running:#x} {parked:#x} {coasting:#x}"
+                );
             }
         });
-        result
+        Ok(())
     }
 }
