@@ -179,15 +179,6 @@ impl Selectors {
     }
 }
 
-/// What [`Hybrid`] did on a CPU: the SBI calls it forwarded, by function ID.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct DelegStats {
-    /// SBI calls forwarded to the SBI implementation, indexed by function ID. Starts, stops and
-    /// configurations are counted while any counter is delegated; without, the core's own
-    /// statistics count them.
-    pub sbi_calls: [u64; Fid::COUNT],
-}
-
 /// One CPU's delegation state: which logical counters the kernel programs itself, their hardware
 /// counter numbers, and the selector each is configured with.
 ///
@@ -209,7 +200,10 @@ pub struct Delegation {
     hw: [u8; RISCV_MAX_COUNTERS],
     event: [u64; RISCV_MAX_COUNTERS],
     selectors: Selectors,
-    stats: DelegStats,
+    /// What [`Hybrid`] did on this CPU: the SBI calls it forwarded to the SBI implementation, by
+    /// function ID. Starts, stops and configurations are counted while any counter is delegated;
+    /// without, the core's own statistics count them.
+    sbi_calls: [u64; Fid::COUNT],
 }
 
 impl Delegation {
@@ -222,9 +216,7 @@ impl Delegation {
         hw: [0; RISCV_MAX_COUNTERS],
         event: [0; RISCV_MAX_COUNTERS],
         selectors: Selectors::none(),
-        stats: DelegStats {
-            sbi_calls: [0; Fid::COUNT],
-        },
+        sbi_calls: [0; Fid::COUNT],
     };
 
     /// [`Delegation::reinit`]'s value, for the host tests (the kernel builds it in place).
@@ -264,9 +256,9 @@ impl Delegation {
         self.delegated != 0
     }
 
-    /// The statistics.
-    pub fn stats(&self) -> &DelegStats {
-        &self.stats
+    /// The SBI calls forwarded to the SBI implementation, by function ID.
+    pub fn sbi_calls(&self) -> &[u64; Fid::COUNT] {
+        &self.sbi_calls
     }
 
     /// The hardware counters (bit `n` = counter `n`) of the logical counters in `mask`.
@@ -299,7 +291,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
 
     #[inline]
     fn count_sbi(&mut self, fid: Fid) {
-        if let Some(n) = self.deleg.stats.sbi_calls.get_mut(fid.id()) {
+        if let Some(n) = self.deleg.sbi_calls.get_mut(fid.id()) {
             *n = n.wrapping_add(1);
         }
     }
