@@ -537,6 +537,7 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
     /// The functions this does not carry out itself (those of no counter it programs:
     /// `num_counters`, `counter_get_info`, the firmware counter reads) reach the SBI implementation
     /// through here, counted. Configuration, starts and stops are overridden below and never do.
+    #[inline(always)]
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
         self.count_sbi(fid);
         self.hart.sbi_ecall(fid, args)

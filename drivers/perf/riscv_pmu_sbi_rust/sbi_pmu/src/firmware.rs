@@ -99,6 +99,7 @@ pub trait Firmware {
     }
 
     /// `sbi_pmu_counter_fw_read(counter_idx)` (FID #5): the value of a firmware counter.
+    #[inline(always)]
     fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
         self.sbi_ecall(Fid::CounterFwRead, [counter_idx, 0, 0, 0, 0, 0])
     }
