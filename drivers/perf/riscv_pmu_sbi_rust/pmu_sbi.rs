@@ -441,7 +441,7 @@ impl SbiPmu {
     /// no mode filtering, as in the C driver.
     pub(crate) fn capabilities(&self, overflow_irq: bool) -> Capabilities {
         if overflow_irq {
-            return Capabilities::NONE;
+            return Capabilities::empty();
         }
         if self.sscofpmf {
             pr_info!(
@@ -674,7 +674,7 @@ impl CpuState {
 // The core's per-event words are perf core's fields of the same meaning, with the counter mask in
 // the driver's private word and the counter the event last left in the upper half of `event_base`
 // (see `HwEvent`).
-perf::impl_hw_fields!(HwEvent);
+perf::hw_fields!(HwEvent);
 
 /// `riscv_pmu_start()`: starts the event, and lets user space read its counter if it may.
 fn start_event(state: &mut CpuState, event: &mut EventMut<'_>) {
@@ -869,7 +869,7 @@ impl perf::Driver for SbiPmu {
         if !self.snapshot || self.info.configured_counters_readable {
             return;
         }
-        let owner = event.id();
+        let owner = event.hw().id();
         percpu::for_each_possible_cpu(|cpu| {
             cpus.with_cpu(cpu, |state| {
                 state.core.release_parked_of(&mut state.fw.hybrid(), owner)

@@ -48,60 +48,36 @@ use kernel::{
     types::Opaque,
 };
 
-/// The `flags` argument of the `add`, `del`, `start` and `stop` callbacks (`PERF_EF_*`).
-///
-/// # Examples
-///
-/// ```ignore
-/// if flags.contains(EventOpFlags::START) {
-///     self.start(cpu, event, flags);
-/// }
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct EventOpFlags(u32);
-
-impl EventOpFlags {
-    /// `add`: start the event right away.
-    pub(crate) const START: Self = Self(bindings::PERF_EF_START);
-
-    /// Returns whether all the flags in `other` are set in `self`.
-    pub(crate) fn contains(self, other: Self) -> bool {
-        self.0 & other.0 == other.0
+bitflags::bitflags! {
+    /// The `flags` argument of the `add`, `del`, `start` and `stop` callbacks (`PERF_EF_*`).
+    ///
+    /// # Examples
+    ///
+    /// ```ignore
+    /// if flags.contains(EventOpFlags::START) {
+    ///     self.start(cpu, event, flags);
+    /// }
+    /// ```
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(crate) struct EventOpFlags: u32 {
+        /// `add`: start the event right away.
+        const START = bindings::PERF_EF_START;
     }
 
-    fn from_raw(flags: c_int) -> Self {
-        // CAST: the flags are a bit set; reinterpreting the bits as unsigned keeps them as they are.
-        Self(flags as u32)
-    }
-}
-
-/// PMU capabilities (`PERF_PMU_CAP_*`), checked by perf core before it calls the driver.
-///
-/// # Examples
-///
-/// ```ignore
-/// let caps = Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE);
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Capabilities(u32);
-
-impl Capabilities {
-    /// No capability flag.
-    pub(crate) const NONE: Self = Self(0);
-    /// The PMU cannot interrupt on counter overflow: `perf_event_open()` refuses sampling events
-    /// (an in-kernel user such as KVM is not checked).
-    pub(crate) const NO_INTERRUPT: Self = Self(bindings::PERF_PMU_CAP_NO_INTERRUPT);
-    /// The PMU cannot filter by privilege mode: perf core refuses events with `exclude_*` set.
-    pub(crate) const NO_EXCLUDE: Self = Self(bindings::PERF_PMU_CAP_NO_EXCLUDE);
-
-    /// Both sets of capabilities.
-    pub(crate) const fn union(self, other: Self) -> Self {
-        Self(self.0 | other.0)
-    }
-
-    /// Whether every capability of `other` is in `self`.
-    pub(crate) const fn contains(self, other: Self) -> bool {
-        self.0 & other.0 == other.0
+    /// PMU capabilities (`PERF_PMU_CAP_*`), checked by perf core before it calls the driver.
+    ///
+    /// # Examples
+    ///
+    /// ```ignore
+    /// let caps = Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE);
+    /// ```
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(crate) struct Capabilities: u32 {
+        /// The PMU cannot interrupt on counter overflow: `perf_event_open()` refuses sampling events
+        /// (an in-kernel user such as KVM is not checked).
+        const NO_INTERRUPT = bindings::PERF_PMU_CAP_NO_INTERRUPT;
+        /// The PMU cannot filter by privilege mode: perf core refuses events with `exclude_*` set.
+        const NO_EXCLUDE = bindings::PERF_PMU_CAP_NO_EXCLUDE;
     }
 }
 
@@ -173,13 +149,6 @@ impl PerfEvent {
     fn attr_ptr(&self) -> *const bindings::perf_event_attr {
         // SAFETY: By the type invariant the event is valid; no reference is created.
         unsafe { addr_of!((*self.as_raw()).attr) }
-    }
-
-    /// The event's unique number (`id`).
-    pub(crate) fn id(&self) -> u64 {
-        // SAFETY: By the type invariant the event is valid; perf core sets `id` before the event
-        // reaches a PMU and does not change it.
-        unsafe { (*self.as_raw()).id }
     }
 
     /// The event type (`attr.type`, a `PERF_TYPE_*` value or a dynamic PMU type).
@@ -342,7 +311,7 @@ impl<'a> EventMut<'a> {
 
     /// The hardware state of the event (`hw`), read and written in place.
     pub(crate) fn hw_mut(&mut self) -> HwMut<'_> {
-        HwMut(self.0)
+        HwMut(Hw(self.0))
     }
 
     /// Adds `delta` to the event's count (`local64_add()`).
@@ -416,12 +385,77 @@ impl MappedEvent<'_> {
     }
 }
 
-/// Gives `$m` the fields of `hw_perf_event` (and of the event) that perf core leaves to hardware
-/// PMU drivers, each as `getter, setter: type = path in struct perf_event;`, after `[$args]`: the
-/// one list from which [`Hw`], [`HwMut`] and [`impl_hw_fields!`] take their accessors.
-macro_rules! hw_field_list {
-    ($m:path $(, $arg:tt)*) => {
-        $m! { [$($arg)*]
+/// Generates the accessors of the fields of `hw_perf_event` (and of the event) that perf core
+/// leaves to hardware PMU drivers, from one list of `getter, setter: type = path in struct
+/// perf_event;`: getters for [`Hw`] (which [`HwMut`] derefs to) and setters for [`HwMut`], each a
+/// single volatile access through a raw pointer (see the invariants of [`PerfEvent`]).
+///
+/// With a path, implements a driver's trait of event state for [`HwMut`] with them instead: the
+/// trait declares each accessor of the list, of the same name and type, and `fn id(&self) -> u64`.
+///
+/// # Examples
+///
+/// ```ignore
+/// perf::hw_fields!(my_driver::EventState);
+/// ```
+macro_rules! hw_fields {
+    (@impl [] $($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
+        impl Hw<'_> {
+            $(
+                $(#[$doc])*
+                #[inline(always)]
+                pub(crate) fn $get(&self) -> $ty {
+                    // SAFETY: By the type invariant of `PerfEvent` the event is valid; the field
+                    // is read with a single volatile load, without creating a reference.
+                    let value = unsafe { addr_of!((*self.0.as_raw()).$($field).+).read_volatile() };
+                    // CAST: The Rust type has the C type's size; bits are kept as they are.
+                    value as $ty
+                }
+            )*
+        }
+
+        impl HwMut<'_> {
+            $(
+                #[doc = concat!("Sets the field [`Hw::", stringify!($get), "`] reads.")]
+                #[inline(always)]
+                #[allow(
+                    clippy::as_underscore,
+                    reason = "the C type of some fields differs between 6.12 and 7.x (`unsigned long`)"
+                )]
+                pub(crate) fn $set(&mut self, value: $ty) {
+                    // CAST: As above.
+                    // SAFETY: By the type invariant of `EventMut`, which lent `self`, perf core
+                    // serialises this write with the event's other writers; a single volatile
+                    // store, without creating a reference.
+                    unsafe {
+                        addr_of_mut!((*self.0.0.as_raw()).$($field).+).write_volatile(value as _)
+                    };
+                }
+            )*
+        }
+    };
+    (@impl [$tr:path] $($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
+        impl $tr for $crate::glue::perf::HwMut<'_> {
+            $(
+                #[inline(always)]
+                fn $get(&self) -> $ty {
+                    $crate::glue::perf::Hw::$get(self)
+                }
+
+                #[inline(always)]
+                fn $set(&mut self, value: $ty) {
+                    $crate::glue::perf::HwMut::$set(self, value)
+                }
+            )*
+
+            #[inline(always)]
+            fn id(&self) -> u64 {
+                $crate::glue::perf::Hw::id(self)
+            }
+        }
+    };
+    ($($tr:path)?) => {
+        $crate::glue::perf::hw_fields! { @impl [$($tr)?]
             /// The counter the event is on (`hw.idx`), or -1.
             idx, set_idx: i32 = hw.__bindgen_anon_1.__bindgen_anon_1.idx;
             /// The driver's event selector (`hw.config`).
@@ -451,97 +485,7 @@ macro_rules! hw_field_list {
         }
     };
 }
-
-/// Generates the accessors of [`hw_field_list!`]: getters for [`Hw`] and [`HwMut`], setters for
-/// [`HwMut`], each a single volatile access through a raw pointer (see the invariants of
-/// [`PerfEvent`]).
-macro_rules! hw_fields {
-    ([] $($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
-        impl Hw<'_> {
-            $(
-                $(#[$doc])*
-                #[inline(always)]
-                pub(crate) fn $get(&self) -> $ty {
-                    // SAFETY: By the type invariant of `PerfEvent` the event is valid; the field
-                    // is read with a single volatile load, without creating a reference.
-                    let value = unsafe { addr_of!((*self.0.as_raw()).$($field).+).read_volatile() };
-                    // CAST: The Rust type has the C type's size; bits are kept as they are.
-                    value as $ty
-                }
-            )*
-        }
-
-        impl HwMut<'_> {
-            /// The event's unique number (`id`).
-            pub(crate) fn id(&self) -> u64 {
-                self.0.id()
-            }
-
-            $(
-                $(#[$doc])*
-                #[inline(always)]
-                pub(crate) fn $get(&self) -> $ty {
-                    Hw(self.0).$get()
-                }
-
-                #[doc = concat!("Sets the field [`Hw::", stringify!($get), "`] reads.")]
-                #[inline(always)]
-                #[allow(
-                    clippy::as_underscore,
-                    reason = "the C type of some fields differs between 6.12 and 7.x (`unsigned long`)"
-                )]
-                pub(crate) fn $set(&mut self, value: $ty) {
-                    // CAST: As above.
-                    // SAFETY: By the type invariant of `EventMut`, which lent `self`, perf core
-                    // serialises this write with the event's other writers; a single volatile
-                    // store, without creating a reference.
-                    unsafe {
-                        addr_of_mut!((*self.0.as_raw()).$($field).+).write_volatile(value as _)
-                    };
-                }
-            )*
-        }
-    };
-}
-
-/// Implements a driver's trait of event state for [`HwMut`], with the accessors [`hw_fields!`]
-/// generates: the trait declares each field of [`hw_field_list!`], of the same name and type, and
-/// `fn id(&self) -> u64`.
-///
-/// # Examples
-///
-/// ```ignore
-/// perf::impl_hw_fields!(my_driver::EventState);
-/// ```
-macro_rules! impl_hw_fields {
-    ($tr:path) => {
-        $crate::glue::perf::hw_field_list!($crate::glue::perf::forward_hw_fields, $tr);
-    };
-}
-/// The expansion of [`impl_hw_fields!`].
-macro_rules! forward_hw_fields {
-    ([$tr:path] $($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $($field:ident).+;)*) => {
-        impl $tr for $crate::glue::perf::HwMut<'_> {
-            $(
-                #[inline(always)]
-                fn $get(&self) -> $ty {
-                    $crate::glue::perf::HwMut::$get(self)
-                }
-
-                #[inline(always)]
-                fn $set(&mut self, value: $ty) {
-                    $crate::glue::perf::HwMut::$set(self, value)
-                }
-            )*
-
-            #[inline(always)]
-            fn id(&self) -> u64 {
-                $crate::glue::perf::HwMut::id(self)
-            }
-        }
-    };
-}
-pub(crate) use {forward_hw_fields, hw_field_list, impl_hw_fields};
+pub(crate) use hw_fields;
 
 /// The hardware state of an event (`struct hw_perf_event`), read in place.
 ///
@@ -552,6 +496,15 @@ pub(crate) use {forward_hw_fields, hw_field_list, impl_hw_fields};
 /// ```
 pub(crate) struct Hw<'a>(&'a PerfEvent);
 
+impl Hw<'_> {
+    /// The event's unique number (`id`).
+    pub(crate) fn id(&self) -> u64 {
+        // SAFETY: By the type invariant of `PerfEvent` the event is valid; perf core sets `id`
+        // before the event reaches a PMU and does not change it.
+        unsafe { (*self.0.as_raw()).id }
+    }
+}
+
 /// The hardware state of an event, read and written in place; lent by an [`EventMut`].
 ///
 /// # Examples
@@ -560,9 +513,17 @@ pub(crate) struct Hw<'a>(&'a PerfEvent);
 /// let mut hw = event.hw_mut();
 /// hw.set_prev_count(now);
 /// ```
-pub(crate) struct HwMut<'a>(&'a PerfEvent);
+pub(crate) struct HwMut<'a>(Hw<'a>);
 
-hw_field_list!(hw_fields);
+impl<'a> Deref for HwMut<'a> {
+    type Target = Hw<'a>;
+
+    fn deref(&self) -> &Hw<'a> {
+        &self.0
+    }
+}
+
+hw_fields!();
 
 /// Proof that the code runs in a PMU's `event_init` callback, for the event being initialised:
 /// the event's state may be written, and the group it joins read.
@@ -1197,7 +1158,7 @@ impl<T: Driver> Registration<T> {
             // CAST: Both `module` types are bindgen's image of the same `struct module`.
             let module = module.as_ptr().cast::<bindings::module>();
             // CAST: `PERF_PMU_CAP_*` bits fit in the `int` field.
-            let capabilities = capabilities.0 as c_int;
+            let capabilities = capabilities.bits() as c_int;
             // `if` rather than `bool::then_some`: a callback the driver does not implement is then
             // never instantiated (its body is the vtable's build error).
             macro_rules! optional {
@@ -1359,7 +1320,8 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: Guaranteed by the caller.
         let added = unsafe {
             Self::with_state(event, |driver, state, events, ev| {
-                driver.add(state, ev, EventOpFlags::from_raw(flags))?;
+                // CAST: The flags are a bit set; as unsigned the bits are kept.
+                driver.add(state, ev, EventOpFlags::from_bits_retain(flags as u32))?;
                 events.record(ev.hw().idx(), event);
                 Ok::<(), Error>(())
             })
@@ -1379,7 +1341,8 @@ impl<T: Driver> Adapter<T> {
         let deleted = unsafe {
             Self::with_state(event, |driver, state, events, ev| {
                 events.forget(ev.hw().idx(), event);
-                driver.del(state, ev, EventOpFlags::from_raw(flags));
+                // CAST: The flags are a bit set; as unsigned the bits are kept.
+                driver.del(state, ev, EventOpFlags::from_bits_retain(flags as u32));
             })
         };
         if deleted.is_none() {
@@ -1404,7 +1367,8 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: Guaranteed by the caller.
         unsafe {
             Self::with_state(event, |driver, state, _, ev| {
-                driver.start(state, ev, EventOpFlags::from_raw(flags))
+                // CAST: The flags are a bit set; as unsigned the bits are kept.
+                driver.start(state, ev, EventOpFlags::from_bits_retain(flags as u32))
             })
         };
     }
@@ -1416,7 +1380,8 @@ impl<T: Driver> Adapter<T> {
         // SAFETY: Guaranteed by the caller.
         unsafe {
             Self::with_state(event, |driver, state, _, ev| {
-                driver.stop(state, ev, EventOpFlags::from_raw(flags))
+                // CAST: The flags are a bit set; as unsigned the bits are kept.
+                driver.stop(state, ev, EventOpFlags::from_bits_retain(flags as u32))
             })
         };
     }
