@@ -54,18 +54,27 @@ pub(crate) fn perf_sample_event_took(ns: u64) {
 #[cfg(rpmu_no_sample_exports)]
 pub(crate) fn perf_sample_event_took(_ns: u64) {}
 
-/// `module!` with the 6.12 key `author:`, which 7.x spells `authors: [..]`.
-#[cfg(not(rpmu_kernel_7))]
-macro_rules! module {
-    (type: $t:tt, name: $n:tt, author: $a:tt, description: $d:tt, license: $l:tt $(,)?) => {
-        ::kernel::prelude::module! { type: $t, name: $n, author: $a, description: $d, license: $l, }
-    };
+/// `$old` on 6.12, `$new` on 7.x: one expression for the two sides of an interface that changed.
+/// Only the kernel's side is compiled (the other need not name anything that exists).
+macro_rules! on_kernel {
+    ($old:expr, $new:expr $(,)?) => {{
+        #[cfg(not(rpmu_kernel_7))]
+        #[allow(clippy::let_unit_value)]
+        let value = $old;
+        #[cfg(rpmu_kernel_7)]
+        #[allow(clippy::let_unit_value)]
+        let value = $new;
+        value
+    }};
 }
+pub(crate) use on_kernel;
 
 /// `module!` with the 6.12 key `author:`, which 7.x spells `authors: [..]`.
-#[cfg(rpmu_kernel_7)]
 macro_rules! module {
     (type: $t:tt, name: $n:tt, author: $a:tt, description: $d:tt, license: $l:tt $(,)?) => {
+        #[cfg(not(rpmu_kernel_7))]
+        ::kernel::prelude::module! { type: $t, name: $n, author: $a, description: $d, license: $l, }
+        #[cfg(rpmu_kernel_7)]
         ::kernel::prelude::module! { type: $t, name: $n, authors: [$a], description: $d, license: $l, }
     };
 }
@@ -74,20 +83,12 @@ pub(crate) use module;
 /// `container_of!` from a `*mut` field pointer to a `*mut` container pointer on both kernels
 /// (6.12's returns `*const`). It must be used in an `unsafe` block, whose safety argument is
 /// `container_of!`'s: the pointer is to the `$field` field of a `$container`.
-#[cfg(not(rpmu_kernel_7))]
 macro_rules! container_of_mut {
     ($ptr:expr, $container:ty, $field:ident) => {
-        ::kernel::container_of!($ptr, $container, $field).cast_mut()
-    };
-}
-
-/// `container_of!` from a `*mut` field pointer to a `*mut` container pointer on both kernels
-/// (6.12's returns `*const`). It must be used in an `unsafe` block, whose safety argument is
-/// `container_of!`'s: the pointer is to the `$field` field of a `$container`.
-#[cfg(rpmu_kernel_7)]
-macro_rules! container_of_mut {
-    ($ptr:expr, $container:ty, $field:ident) => {
-        ::kernel::container_of!($ptr, $container, $field)
+        $crate::glue::compat::on_kernel!(
+            ::kernel::container_of!($ptr, $container, $field).cast_mut(),
+            ::kernel::container_of!($ptr, $container, $field),
+        )
     };
 }
 pub(crate) use container_of_mut;
@@ -96,21 +97,16 @@ pub(crate) use container_of_mut;
 /// in 7.x `Opaque::cast_into`).
 #[inline(always)]
 pub(crate) const fn opaque_ptr<T>(this: *const Opaque<T>) -> *mut T {
-    #[cfg(not(rpmu_kernel_7))]
-    let ptr = Opaque::raw_get(this);
-    #[cfg(rpmu_kernel_7)]
-    let ptr = Opaque::cast_into(this);
-    ptr
+    on_kernel!(Opaque::raw_get(this), Opaque::cast_into(this))
 }
 
 /// The C pointer of a C string, usable in `const` context (statics of sysfs attributes).
 #[inline(always)]
 pub(crate) const fn const_char_ptr(s: &CStr) -> *const c_char {
-    #[cfg(not(rpmu_kernel_7))]
-    let ptr = s.as_char_ptr();
-    #[cfg(rpmu_kernel_7)]
-    let ptr = kernel::str::as_char_ptr_in_const_context(s);
-    ptr
+    on_kernel!(
+        s.as_char_ptr(),
+        kernel::str::as_char_ptr_in_const_context(s)
+    )
 }
 
 /// The `show` callback of a `struct device_attribute`.
@@ -130,27 +126,19 @@ pub(crate) type IsVisibleFn = unsafe extern "C" fn(
 /// Sets `attr.show` (in 7.x a member of an anonymous union with `show_const`).
 #[inline(always)]
 pub(crate) const fn set_attr_show(attr: &mut bindings::device_attribute, show: ShowFn) {
-    #[cfg(not(rpmu_kernel_7))]
-    {
-        attr.show = Some(show);
-    }
-    #[cfg(rpmu_kernel_7)]
-    {
-        attr.__bindgen_anon_1.show = Some(show);
-    }
+    on_kernel!(
+        attr.show = Some(show),
+        attr.__bindgen_anon_1.show = Some(show)
+    );
 }
 
 /// Sets `group.is_visible` (in 7.x a member of an anonymous union with `is_visible_const`).
 #[inline(always)]
 pub(crate) const fn set_group_is_visible(group: &mut bindings::attribute_group, f: IsVisibleFn) {
-    #[cfg(not(rpmu_kernel_7))]
-    {
-        group.is_visible = Some(f);
-    }
-    #[cfg(rpmu_kernel_7)]
-    {
-        group.__bindgen_anon_1.is_visible = Some(f);
-    }
+    on_kernel!(
+        group.is_visible = Some(f),
+        group.__bindgen_anon_1.is_visible = Some(f),
+    );
 }
 
 /// Sets `group.attrs` (in 7.x a member of an anonymous union with `attrs_const`).
@@ -159,14 +147,7 @@ pub(crate) const fn set_group_attrs(
     group: &mut bindings::attribute_group,
     attrs: *mut *mut bindings::attribute,
 ) {
-    #[cfg(not(rpmu_kernel_7))]
-    {
-        group.attrs = attrs;
-    }
-    #[cfg(rpmu_kernel_7)]
-    {
-        group.__bindgen_anon_2.attrs = attrs;
-    }
+    on_kernel!(group.attrs = attrs, group.__bindgen_anon_2.attrs = attrs);
 }
 
 /// The `wait` argument of `smp_call_function_single()` that waits for the function to finish
