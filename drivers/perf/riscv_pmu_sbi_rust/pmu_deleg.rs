@@ -105,49 +105,30 @@ pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
     })
 }
 
-/// Without delegation ([`Delegation::SBI_ONLY`]) `Hybrid` never touches the CSRs; should it, reads
-/// give 0 and writes do nothing.
-impl CounterCsrs for SbiFirmware {
-    #[inline(always)]
-    fn siselect_write(&mut self, value: usize) {
-        if let Some(c) = self.csrs {
-            c.siselect_write(value);
+/// Implements [`CounterCsrs`] for [`SbiFirmware`] with the CPU's delegated counter CSRs. Without
+/// delegation ([`Delegation::SBI_ONLY`]) `Hybrid` never touches the CSRs; should it, reads give 0
+/// and writes do nothing.
+macro_rules! counter_csrs {
+    ($($name:ident($($arg:ident: $ty:ty)?) $(-> $ret:ty)?;)*) => {
+        impl CounterCsrs for SbiFirmware {
+            $(
+                #[inline(always)]
+                fn $name(&mut self, $($arg: $ty)?) $(-> $ret)? {
+                    self.csrs.map_or(Default::default(), |c| c.$name($($arg)?))
+                }
+            )*
         }
-    }
-    #[inline(always)]
-    fn sireg_write(&mut self, value: u64) {
-        if let Some(c) = self.csrs {
-            c.sireg_write(value);
-        }
-    }
-    #[inline(always)]
-    fn sireg2_write(&mut self, value: u64) {
-        if let Some(c) = self.csrs {
-            c.sireg2_write(value);
-        }
-    }
-    #[inline(always)]
-    fn scountinhibit_read(&mut self) -> u64 {
-        self.csrs.map_or(0, |c| c.scountinhibit_read())
-    }
-    #[inline(always)]
-    fn scountinhibit_write(&mut self, value: u64) {
-        if let Some(c) = self.csrs {
-            c.scountinhibit_write(value);
-        }
-    }
-    #[inline(always)]
-    fn scountinhibit_set(&mut self, bits: u64) {
-        if let Some(c) = self.csrs {
-            c.scountinhibit_set(bits);
-        }
-    }
-    #[inline(always)]
-    fn scountinhibit_clear(&mut self, bits: u64) {
-        if let Some(c) = self.csrs {
-            c.scountinhibit_clear(bits);
-        }
-    }
+    };
+}
+
+counter_csrs! {
+    siselect_write(value: usize);
+    sireg_write(value: u64);
+    sireg2_write(value: u64);
+    scountinhibit_read() -> u64;
+    scountinhibit_write(value: u64);
+    scountinhibit_set(bits: u64);
+    scountinhibit_clear(bits: u64);
 }
 
 /// One CPU's counter backend: the SBI calls of the hart, and the delegation state
