@@ -184,11 +184,6 @@ fn errno(errno: i32) -> Error {
     Error::from_errno(-errno)
 }
 
-/// Converts an event mapping error to the errno the C driver returns for it.
-fn map_err_errno(err: MapError) -> Error {
-    errno(err.errno())
-}
-
 /// The name of a `riscv,pmu` property, for the OF property reads.
 fn dt_property_name(property: DtProperty) -> &'static CStr {
     match property {
@@ -275,12 +270,13 @@ fn dt_map_refused(err: &DtError) {
 /// The SBI PMU as probe found it (the C driver's `struct riscv_pmu`, `cmask` and `pmu_ctr_list`).
 pub(crate) struct SbiPmu {
     /// The counters and the SBI version.
-    info: PmuInfo,
+    pub(crate) info: PmuInfo,
     /// The standard events the platform can count (`pmu_sbi_check_std_events()`), found on the
     /// system workqueue after load; `None` before [`SbiPmu::start_std_events_check`].
     std_events: Option<Pin<KBox<Deferred<StdEventsCheck>>>>,
-    /// Whether the harts have Sscofpmf, so that firmware honours the mode filters.
-    sscofpmf: bool,
+    /// Whether the harts have Sscofpmf, so that firmware honours the mode filters, and whose
+    /// counter overflow interrupt sampling needs.
+    pub(crate) sscofpmf: bool,
     /// The device tree event maps, when the kernel's device tree has valid ones.
     dt: Option<DtMaps>,
     /// The standard events the maps say the platform counts, when they cover the standard events:
@@ -415,16 +411,6 @@ impl SbiPmu {
             .map_or([0; Fid::COUNT], |check| check.calls)
     }
 
-    /// Whether the harts have Sscofpmf, whose counter overflow interrupt sampling needs.
-    pub(crate) fn has_sscofpmf(&self) -> bool {
-        self.sscofpmf
-    }
-
-    /// The counters and the SBI version.
-    pub(crate) fn info(&self) -> &PmuInfo {
-        &self.info
-    }
-
     /// Records whether the CPUs set up snapshot memory (when they started, `cpus`).
     pub(crate) fn set_snapshot(&mut self, cpus: &CpuStates<CpuState>) {
         let mut snapshot = false;
@@ -513,7 +499,6 @@ impl Job for StdEventsCheck {
         let mut fw = CheckFirmware {
             mem: FirmwareMem::new().ok(),
             calls: [0; Fid::COUNT],
-            fw: SbiFirmware::new(false),
         };
         // The check configures and releases counters of the hart it runs on, so it stays on one
         // hart. No event exists meanwhile: event_init waits for the check.
@@ -528,14 +513,12 @@ impl Job for StdEventsCheck {
 /// The words of the event-info array: two per standard event (SBI v3.0, Table 18).
 const EVENT_INFO_WORDS: usize = 2 * StdEvents::COUNT;
 
-/// The SBI calls of the standard-event check: those of [`SbiFirmware`], counted, with an event-info
-/// array lent to firmware for `event_get_info`.
+/// The SBI calls of the standard-event check: those of [`SbiFirmware`] without a snapshot page,
+/// counted, with an event-info array lent to firmware for `event_get_info`.
 struct CheckFirmware {
     /// The array firmware reads and writes, if it could be allocated.
     mem: Option<FirmwareMem<EVENT_INFO_WORDS>>,
     calls: [u64; Fid::COUNT],
-    /// The calls themselves; no snapshot page.
-    fw: SbiFirmware,
 }
 
 impl CheckFirmware {
@@ -549,11 +532,12 @@ impl CheckFirmware {
 impl Firmware for CheckFirmware {
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
         self.count(fid);
-        self.fw.sbi_ecall(fid, args)
+        let (error, value) = arch::sbi_pmu_call(fid.id(), args);
+        sbi_result(error, value)
     }
 
     fn read_counter_csr(&mut self, csr: u16) -> u64 {
-        self.fw.read_counter_csr(csr)
+        arch::read_counter_csr(csr)
     }
 
     fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
@@ -648,29 +632,6 @@ impl ConstInit for CpuState {
     };
 }
 
-impl CpuState {
-    /// The SBI call statistics of this CPU.
-    pub(crate) fn stats(&self) -> PmuStats {
-        self.fw.sbi_stats(*self.core.stats())
-    }
-
-    /// The use of this CPU's counters: the events holding one, the hardware and firmware
-    /// counters they hold, the counters started in firmware for an event, those parked for a
-    /// returning event, and those of the parked ones left running (free like any parked counter).
-    pub(crate) fn counter_use(&self) -> [u64; 6] {
-        let core = &self.core;
-        let coasting = core.coasting_ctrs();
-        [
-            u64::from(core.n_events()),
-            core.used_hw_ctrs(),
-            core.used_fw_ctrs(),
-            core.running_ctrs() & !coasting,
-            core.parked_ctrs(),
-            coasting,
-        ]
-    }
-}
-
 // The core's per-event words are perf core's fields of the same meaning, with the counter mask in
 // the driver's private word and the counter the event last left in the upper half of `event_base`
 // (see `HwEvent`).
@@ -754,7 +715,7 @@ impl perf::Driver for SbiPmu {
     fn event_init(&self, event: &mut EventInit<'_>) -> Result {
         // The driver does not support branch stack sampling.
         if event.has_branch_stack() {
-            return Err(map_err_errno(MapError::NotSupported));
+            return Err(errno(MapError::NotSupported.errno()));
         }
         let attr = event_attr(event);
         let maps = self.dt.as_ref().map(DtMaps::maps);
@@ -764,7 +725,7 @@ impl perf::Driver for SbiPmu {
             .event_init(&attr, user_access(), &std_events, maps.as_ref(), &mut hw)
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
-                map_err_errno(err)
+                errno(err.errno())
             })?;
         // A group is scheduled all at once or not at all: one whose events cannot all have a counter
         // at the same time would never count, so it is refused now (the C driver accepts it). Each
@@ -1206,7 +1167,10 @@ impl SbiCallStats {
         percpu::for_each_possible_cpu(|cpu| {
             // The statistics live with the CPU's counters, so they are copied on that CPU. A failed
             // write leaves the buffer full (see `show`).
-            if let Some(st) = self.cpus.with_cpu(cpu, |state| state.stats()) {
+            if let Some(st) = self
+                .cpus
+                .with_cpu(cpu, |state| state.fw.sbi_stats(*state.core.stats()))
+            {
                 let _ = stats_line(out, format_args!("{}", cpu.as_u32()), &st);
             }
         });
@@ -1221,11 +1185,24 @@ impl SbiCallStats {
     fn show_counters(&self, out: &mut SeqFile<'_>) -> fmt::Result {
         writeln!(out, "cpu events used_hw used_fw running parked coasting")?;
         percpu::for_each_possible_cpu(|cpu| {
-            // The counters' state is read on its CPU, which owns it. A failed write leaves the
-            // buffer full (see `show`).
-            if let Some([events, hw, fw, running, parked, coasting]) =
-                self.cpus.with_cpu(cpu, |state| state.counter_use())
-            {
+            // The counters' state is read on its CPU, which owns it: the events holding a counter,
+            // the hardware and firmware counters they hold, the counters started in firmware for
+            // an event, those parked for a returning event, and those of the parked ones left
+            // running (free like any parked counter). A failed write leaves the buffer full (see
+            // `show`).
+            let counters = self.cpus.with_cpu(cpu, |state| {
+                let core = &state.core;
+                let coasting = core.coasting_ctrs();
+                [
+                    u64::from(core.n_events()),
+                    core.used_hw_ctrs(),
+                    core.used_fw_ctrs(),
+                    core.running_ctrs() & !coasting,
+                    core.parked_ctrs(),
+                    coasting,
+                ]
+            });
+            if let Some([events, hw, fw, running, parked, coasting]) = counters {
                 let cpu = cpu.as_u32();
                 let _ = writeln!(
                     out,

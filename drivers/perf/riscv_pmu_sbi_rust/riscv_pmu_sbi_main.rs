@@ -94,7 +94,7 @@ impl RiscvPmuSbiModule {
 
         // With Sscofpmf, counters interrupt on overflow (`pmu_sbi_setup_irqs()`); without the
         // interrupt the PMU neither samples nor filters by mode, as in the C driver.
-        let overflow_irq = if pmu.has_sscofpmf() {
+        let overflow_irq = if pmu.sscofpmf {
             let handler = PmuSbiOverflow::new(cpus.clone());
             irq::IrqMapping::new(arch::intc_fwnode(), RV_IRQ_PMU)
                 .and_then(|mapping| {
@@ -123,7 +123,7 @@ impl RiscvPmuSbiModule {
         pmu.set_snapshot(&cpus);
 
         // perf publishes the width of a counter user space reads directly.
-        arch::set_counter_widths(|idx| pmu.info().ctr_width(idx));
+        arch::set_counter_widths(|idx| pmu.info.ctr_width(idx));
         pmu.publish_events();
         let attr_groups = pmu.attr_groups();
         let pmu: Arc<SbiPmu> = pmu.into();
