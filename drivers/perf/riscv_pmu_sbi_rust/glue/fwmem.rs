@@ -12,7 +12,7 @@
 
 use super::arch::{sbi_ecall, SBI_EXT_PMU, SBI_PMU_EVENT_GET_INFO, SBI_PMU_SNAPSHOT_SET_SHMEM};
 use super::bindings;
-use super::percpu::{self, CpuId, LocalInterruptDisabled};
+use super::percpu::{self, CpuId};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{alloc::flags::__GFP_ZERO, c_str, prelude::*, types::Opaque};
 
@@ -156,51 +156,46 @@ impl SnapshotShmem {
     /// `sbi_pmu_snapshot_set_shmem(page, 0)` on this hart. Refused (`SBI_ERR_ALREADY_STARTED`,
     /// without a call) while the page is registered.
     pub(crate) fn register(&self) -> (isize, usize) {
-        percpu::with_local_irq_disabled(|irq| self.register_here(irq))
-    }
-
-    fn register_here(&self, irq: &LocalInterruptDisabled) -> (isize, usize) {
-        let cpu = CpuId::current(irq).as_u32();
-        if self
-            .cpu
-            .compare_exchange(NO_CPU, cpu, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-        {
-            // SBI_ERR_ALREADY_STARTED.
-            return (-7, 0);
-        }
-        let args = [self.mem.phys_addr(), 0, 0, 0, 0, 0];
-        // `cpu` now names this hart (interrupts stay disabled, so the call is made on it), and the
-        // page is freed only once that is undone (see `unregister` and `Drop`).
-        // SAFETY: The page is owned by `self`, one page-aligned page as the function requires, and
-        // stays allocated while firmware has it (above).
-        let ret = unsafe { sbi_ecall(SBI_EXT_PMU, SBI_PMU_SNAPSHOT_SET_SHMEM, args) };
-        if ret.0 != 0 {
-            // INVARIANT: Firmware refused the page.
-            self.cpu.store(NO_CPU, Ordering::Relaxed);
-        }
-        ret
+        percpu::with_local_irq_disabled(|irq| {
+            let cpu = CpuId::current(irq).as_u32();
+            if self
+                .cpu
+                .compare_exchange(NO_CPU, cpu, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {
+                // SBI_ERR_ALREADY_STARTED.
+                return (-7, 0);
+            }
+            let args = [self.mem.phys_addr(), 0, 0, 0, 0, 0];
+            // `cpu` now names this hart (interrupts stay disabled, so the call is made on it), and
+            // the page is freed only once that is undone (see `unregister` and `Drop`).
+            // SAFETY: The page is owned by `self`, one page-aligned page as the function requires,
+            // and stays allocated while firmware has it (above).
+            let ret = unsafe { sbi_ecall(SBI_EXT_PMU, SBI_PMU_SNAPSHOT_SET_SHMEM, args) };
+            if ret.0 != 0 {
+                // INVARIANT: Firmware refused the page.
+                self.cpu.store(NO_CPU, Ordering::Relaxed);
+            }
+            ret
+        })
     }
 
     /// Disables the snapshot memory of this hart (`sbi_pmu_snapshot_set_shmem(-1, -1, 0)`), if the
     /// page is registered here; nothing otherwise.
     pub(crate) fn unregister(&self) -> (isize, usize) {
-        percpu::with_local_irq_disabled(|irq| self.unregister_here(irq))
-    }
-
-    fn unregister_here(&self, irq: &LocalInterruptDisabled) -> (isize, usize) {
-        let cpu = CpuId::current(irq).as_u32();
-        if self.cpu.load(Ordering::Relaxed) != cpu {
-            return (0, 0);
-        }
-        let args = [usize::MAX, usize::MAX, 0, 0, 0, 0];
-        // SAFETY: All ones disables the snapshot memory: the call names no memory.
-        let ret = unsafe { sbi_ecall(SBI_EXT_PMU, SBI_PMU_SNAPSHOT_SET_SHMEM, args) };
-        if ret.0 == 0 {
-            // INVARIANT: Firmware no longer has the page.
-            self.cpu.store(NO_CPU, Ordering::Relaxed);
-        }
-        ret
+        percpu::with_local_irq_disabled(|irq| {
+            if self.cpu.load(Ordering::Relaxed) != CpuId::current(irq).as_u32() {
+                return (0, 0);
+            }
+            let args = [usize::MAX, usize::MAX, 0, 0, 0, 0];
+            // SAFETY: All ones disables the snapshot memory: the call names no memory.
+            let ret = unsafe { sbi_ecall(SBI_EXT_PMU, SBI_PMU_SNAPSHOT_SET_SHMEM, args) };
+            if ret.0 == 0 {
+                // INVARIANT: Firmware no longer has the page.
+                self.cpu.store(NO_CPU, Ordering::Relaxed);
+            }
+            ret
+        })
     }
 }
 
