@@ -8,7 +8,7 @@ use super::bindings;
 use super::compat::{self, pin_init_from_closure};
 use core::{
     marker::PhantomData,
-    ptr::{addr_of, addr_of_mut, NonNull},
+    ptr::{self, addr_of, addr_of_mut, NonNull},
     sync::atomic::{AtomicI32, Ordering},
 };
 use kernel::{
@@ -69,12 +69,10 @@ pub(crate) trait IntSysctl: 'static {
 /// ```
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: IntSysctl> {
-    /// The table, and the bounds its `extra1` and `extra2` point to. The sysctl core keeps pointers
-    /// to all of them until the table is unregistered, so they are pinned.
+    /// The table, which the sysctl core keeps a pointer to until it is unregistered, so it is
+    /// pinned.
     #[pin]
     table: Opaque<bindings::ctl_table>,
-    #[pin]
-    bounds: Opaque<[c_int; 2]>,
     header: NonNull<bindings::ctl_table_header>,
     _p: PhantomData<T>,
 }
@@ -89,15 +87,11 @@ impl<T: IntSysctl> Registration<T> {
     /// Creates `/proc/sys/kernel/<T::NAME>`, mode 0644.
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         let init = move |slot: *mut Self| {
-            // SAFETY: `slot` is valid for writes; the fields are written before anything reads them.
-            let (table, bounds) = unsafe {
-                (
-                    compat::opaque_ptr(addr_of!((*slot).table)),
-                    compat::opaque_ptr(addr_of!((*slot).bounds)),
-                )
-            };
-            // SAFETY: `bounds` is valid for writes.
-            unsafe { bounds.write([T::MIN, T::MAX]) };
+            // SAFETY: `slot` is valid for writes; the table is written before anything reads it.
+            let table = compat::opaque_ptr(unsafe { addr_of!((*slot).table) });
+            // The bounds `extra1` and `extra2` point to: constants, which `proc_dointvec_minmax()`
+            // only reads.
+            let bounds: &'static [c_int; 2] = const { &[T::MIN, T::MAX] };
             let value = bindings::ctl_table {
                 procname: T::NAME.as_char_ptr(),
                 data: T::value().as_ptr().cast::<c_void>(),
@@ -105,10 +99,9 @@ impl<T: IntSysctl> Registration<T> {
                 maxlen: core::mem::size_of::<c_int>() as c_int,
                 mode: 0o644,
                 proc_handler: Some(Self::handler),
-                // SAFETY: `bounds` is valid; the pointers stay valid while the table is registered.
-                extra1: unsafe { addr_of_mut!((*bounds)[0]) }.cast::<c_void>(),
-                // SAFETY: As above.
-                extra2: unsafe { addr_of_mut!((*bounds)[1]) }.cast::<c_void>(),
+                // CAST: The sysctl core never writes through the bounds.
+                extra1: ptr::from_ref(&bounds[0]).cast_mut().cast::<c_void>(),
+                extra2: ptr::from_ref(&bounds[1]).cast_mut().cast::<c_void>(),
                 ..Default::default()
             };
             // SAFETY: `table` is valid for writes.
