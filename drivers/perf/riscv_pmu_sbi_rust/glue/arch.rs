@@ -314,15 +314,9 @@ pub(crate) fn intc_fwnode() -> *mut bindings::fwnode_handle {
 /// The number of counters a RISC-V PMU may have (`RISCV_MAX_COUNTERS`).
 const MAX_COUNTERS: usize = 64;
 
-#[expect(
-    clippy::declare_interior_mutable_const,
-    reason = "the constant only initialises the elements of CTR_WIDTHS"
-)]
-const NO_WIDTH: AtomicU8 = AtomicU8::new(0);
-
 /// The counter widths `riscv_pmu::ctr_get_width` returns. Its C signature carries only a counter
 /// index, no PMU, so the widths live here; perf core has a single `cpu` PMU, so one table serves.
-static CTR_WIDTHS: [AtomicU8; MAX_COUNTERS] = [NO_WIDTH; MAX_COUNTERS];
+static CTR_WIDTHS: [AtomicU8; MAX_COUNTERS] = [const { AtomicU8::new(0) }; MAX_COUNTERS];
 
 /// Sets the widths (bits minus one) `riscv_pmu::ctr_get_width` returns for each counter; 0 where
 /// `width` returns `None`.
