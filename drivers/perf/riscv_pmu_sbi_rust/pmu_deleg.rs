@@ -30,7 +30,6 @@ use sbi_pmu::{
     counters::PmuInfo,
     deleg::{probe_delegated, CounterCsrs, Delegation, Hybrid, Selectors},
     dt::DtPmuMaps,
-    firmware::Firmware,
     pmu::PmuStats,
 };
 
@@ -134,7 +133,9 @@ counter_csrs! {
 /// One CPU's counter backend: the SBI calls of the hart, and the delegation state
 /// ([`Delegation`]) that decides which counters are programmed with CSRs instead.
 pub(crate) struct CpuFirmware {
-    hart: SbiFirmware,
+    /// The SBI calls, with the snapshot page (which delegated counters do not use: they are read
+    /// from their CSRs).
+    pub(crate) hart: SbiFirmware,
     deleg: Delegation,
     selectors: Option<Selectors>,
 }
@@ -174,12 +175,6 @@ impl CpuFirmware {
             st.calls = *self.deleg.sbi_calls();
         }
         st
-    }
-
-    /// Whether the SBI implementation's snapshot page could be allocated (whether or not it is
-    /// used: delegated counters are read from their CSRs).
-    pub(crate) fn has_snapshot_page(&mut self) -> bool {
-        self.hart.has_snapshot_mem()
     }
 
     /// The counter interface the core calls: delegated counters with CSRs, the others with SBI

@@ -144,12 +144,8 @@ static EVENTS_GROUP: AttributeGroup =
 /// The standard events `events/` lists: bit `i` for [`StdEvents::nth`]`(i)`.
 static EVENTS_LISTED: AtomicU64 = AtomicU64::new(0);
 /// The `event=` value of each listed standard event.
-static EVENT_CONFIGS: [AtomicU64; StdEvents::COUNT] = [EVENT_CONFIG_UNSET; StdEvents::COUNT];
-#[expect(
-    clippy::declare_interior_mutable_const,
-    reason = "the initial value of each element of EVENT_CONFIGS, copied and never shared"
-)]
-const EVENT_CONFIG_UNSET: AtomicU64 = AtomicU64::new(0);
+static EVENT_CONFIGS: [AtomicU64; StdEvents::COUNT] =
+    [const { AtomicU64::new(0) }; StdEvents::COUNT];
 
 /// The standard events of the PMU's `events/` directory.
 pub(crate) struct StdEventList;
@@ -1033,27 +1029,14 @@ impl CpuPmNotify for PmuSbiCpuPm {
 /// It owns the overflow interrupt: the hotplug registration runs `dying` on every CPU (disabling
 /// the interrupt there) before it drops this, and with it the interrupt.
 pub(crate) struct PmuSbiStartingCpu {
-    cpus: Arc<CpuStates<CpuState>>,
-    irq: Option<Pin<KBox<PercpuIrq<PmuSbiOverflow>>>>,
+    /// The CPUs' state.
+    pub(crate) cpus: Arc<CpuStates<CpuState>>,
+    /// The overflow interrupt, enabled on each CPU, if there is one.
+    pub(crate) irq: Option<Pin<KBox<PercpuIrq<PmuSbiOverflow>>>>,
     /// Set when firmware refused snapshot memory: CPUs that start later do not ask again.
-    no_snapshot: AtomicBool,
+    pub(crate) no_snapshot: AtomicBool,
     /// Set once the outcome of the snapshot setup was logged (one line per load).
-    logged: AtomicBool,
-}
-
-impl PmuSbiStartingCpu {
-    /// The hotplug callbacks of the CPUs' state `cpus`, enabling `irq` on each CPU if there is one.
-    pub(crate) fn new(
-        cpus: Arc<CpuStates<CpuState>>,
-        irq: Option<Pin<KBox<PercpuIrq<PmuSbiOverflow>>>>,
-    ) -> Self {
-        Self {
-            cpus,
-            irq,
-            no_snapshot: AtomicBool::new(false),
-            logged: AtomicBool::new(false),
-        }
-    }
+    pub(crate) logged: AtomicBool,
 }
 
 impl CpuStarting for PmuSbiStartingCpu {
@@ -1074,7 +1057,7 @@ impl CpuStarting for PmuSbiStartingCpu {
                 .cpu_starting(&mut state.fw.hybrid(), use_snapshot);
             let missing_page = use_snapshot
                 && state.core.info().version.at_least(SbiVersion::V2_0)
-                && !state.fw.has_snapshot_page();
+                && !state.fw.hart.has_snapshot_mem();
             (result, state.core.snapshot_enabled(), missing_page)
         });
         if let Some((result, enabled, missing_page)) = outcome {

@@ -23,6 +23,7 @@ mod pmu_deleg;
 mod pmu_legacy;
 mod pmu_sbi;
 
+use core::sync::atomic::AtomicBool;
 use glue::{arch, cpu_pm, cpuhp, debugfs, irq, perf, sysctl};
 use kernel::{
     c_str,
@@ -112,11 +113,14 @@ impl RiscvPmuSbiModule {
 
         // Every CPU's counters are stopped before perf can use them, now and when a CPU starts,
         // and the overflow interrupt enabled.
-        let starting_cpu = KBox::pin_init(
-            cpuhp::Registration::new(PmuSbiStartingCpu::new(cpus.clone(), overflow_irq)),
-            GFP_KERNEL,
-        )
-        .inspect_err(|err| pr_err!("setting up the CPU hotplug state failed: {:?}\n", err))?;
+        let starting_cpu = PmuSbiStartingCpu {
+            cpus: cpus.clone(),
+            irq: overflow_irq,
+            no_snapshot: AtomicBool::new(false),
+            logged: AtomicBool::new(false),
+        };
+        let starting_cpu = KBox::pin_init(cpuhp::Registration::new(starting_cpu), GFP_KERNEL)
+            .inspect_err(|err| pr_err!("setting up the CPU hotplug state failed: {:?}\n", err))?;
 
         // Every CPU's counters are reset now, so the check may configure and release counters.
         pmu.start_std_events_check()?;
