@@ -81,7 +81,7 @@ impl perf::Driver for LegacyPmu {
     type Container = RiscvPmuContainer;
 
     /// `riscv_pmu_event_init()` with `pmu_legacy_event_map()`: `cycles` and `instructions` only.
-    fn event_init(&self, event: &mut EventInit<'_>) -> Result {
+    fn event_init(&self, event: &mut EventMut<'_>, _init: &EventInit<'_>) -> Result {
         legacy::event_counter(event.attr_type(), event.config())
             .map(|_| ())
             .map_err(|err| Error::from_errno(-err.errno()))

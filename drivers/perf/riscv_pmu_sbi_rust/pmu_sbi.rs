@@ -708,7 +708,7 @@ impl perf::Driver for SbiPmu {
     type Container = RiscvPmuContainer;
 
     /// `riscv_pmu_event_init()` with `pmu_sbi_event_map()` and `pmu_sbi_event_init()`.
-    fn event_init(&self, event: &mut EventInit<'_>) -> Result {
+    fn event_init(&self, event: &mut EventMut<'_>, init: &EventInit<'_>) -> Result {
         // The driver does not support branch stack sampling.
         if event.has_branch_stack() {
             return Err(errno(MapError::NotSupported.errno()));
@@ -729,7 +729,7 @@ impl perf::Driver for SbiPmu {
         let mut masks = [0u64; RISCV_MAX_COUNTERS + 1];
         masks[0] = member_cmask(&self.info, event);
         let mut events = 1usize;
-        event.for_each_group_member(|member| {
+        init.for_each_group_member(|member| {
             if let Some(slot) = masks.get_mut(events) {
                 *slot = member_cmask(&self.info, member);
             }

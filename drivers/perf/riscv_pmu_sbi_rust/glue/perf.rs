@@ -11,7 +11,7 @@
 //! # Who may write an event
 //!
 //! A [`PerfEvent`] reference is read-only. Its hardware state is written through an [`EventMut`],
-//! which only the callbacks perf core serialises for the event get: `event_init` (through
+//! which only the callbacks perf core serialises for the event get: `event_init` (beside an
 //! [`EventInit`]), and `add`, `del`, `start`, `stop` and `read`, which run on the event's CPU with
 //! interrupts disabled. Code that runs on that CPU with interrupts disabled outside them (an
 //! overflow interrupt, CPU PM notifiers) gets one for an event on a counter of the CPU from the
@@ -525,34 +525,20 @@ impl<'a> Deref for HwMut<'a> {
 
 hw_fields!();
 
-/// Proof that the code runs in a PMU's `event_init` callback, for the event being initialised:
-/// the event's state may be written, and the group it joins read.
+/// Proof that the code runs in a PMU's `event_init` callback, for the event being initialised
+/// (which the callback gets as an [`EventMut`] beside it): the group it joins may be read.
 ///
 /// # Examples
 ///
 /// ```ignore
-/// fn event_init(&self, event: &mut EventInit<'_>) -> Result {
+/// fn event_init(&self, event: &mut EventMut<'_>, init: &EventInit<'_>) -> Result {
 ///     let mut members = 0;
-///     event.for_each_group_member(|_| members += 1);
+///     init.for_each_group_member(|_| members += 1);
 ///     event.hw_mut().set_config(event.config());
 ///     Ok(())
 /// }
 /// ```
-pub(crate) struct EventInit<'a>(EventMut<'a>);
-
-impl<'a> Deref for EventInit<'a> {
-    type Target = EventMut<'a>;
-
-    fn deref(&self) -> &EventMut<'a> {
-        &self.0
-    }
-}
-
-impl<'a> core::ops::DerefMut for EventInit<'a> {
-    fn deref_mut(&mut self) -> &mut EventMut<'a> {
-        &mut self.0
-    }
-}
+pub(crate) struct EventInit<'a>(&'a PerfEvent);
 
 impl EventInit<'_> {
     /// Calls `f` with each event of the group the event being initialised joins that belongs to
@@ -838,7 +824,7 @@ pub(crate) unsafe trait PmuContainer: Sized {
 ///     type CpuState = ();
 ///     type Container = PmuOnly;
 ///
-///     fn event_init(&self, event: &mut EventInit<'_>) -> Result { Ok(()) }
+///     fn event_init(&self, _: &mut EventMut<'_>, _: &EventInit<'_>) -> Result { Ok(()) }
 ///     fn add(&self, _: &mut (), event: &mut EventMut<'_>, _: EventOpFlags) -> Result {
 ///         event.hw_mut().set_idx(0);
 ///         Ok(())
@@ -863,10 +849,11 @@ pub(crate) trait Driver: Sized + Send + Sync + 'static {
     /// Where the `struct pmu` lives.
     type Container: PmuContainer;
 
-    /// Checks an event and prepares it for counting (`pmu::event_init`).
+    /// Checks an event and prepares it for counting (`pmu::event_init`); `init` reads the group
+    /// it joins.
     ///
     /// Returns `ENOENT` for an event this PMU does not handle, so perf core tries another PMU.
-    fn event_init(&self, event: &mut EventInit<'_>) -> Result;
+    fn event_init(&self, event: &mut EventMut<'_>, init: &EventInit<'_>) -> Result;
 
     /// Puts an event on a counter of this CPU (`pmu::add`); the counter goes in `hw.idx`.
     fn add(
@@ -1276,8 +1263,9 @@ impl<T: Driver> Adapter<T> {
             // SAFETY: The event is being initialised by this callback.
             let ev = unsafe { PerfEvent::from_raw(event) };
             // SAFETY: The event is not visible to anyone else before `event_init` returns.
-            let mut init = EventInit(unsafe { EventMut::new(ev) });
-            registration.driver.event_init(&mut init)?;
+            let mut ev_mut = unsafe { EventMut::new(ev) };
+            let init = EventInit(ev);
+            registration.driver.event_init(&mut ev_mut, &init)?;
             if !compat::SAMPLE_EXPORTS && ev.is_sampling() {
                 // perf core checks the PMU's NO_INTERRUPT in perf_event_open() only: an in-kernel
                 // user's sampling event (KVM's for a guest) is refused here, once initialised.
