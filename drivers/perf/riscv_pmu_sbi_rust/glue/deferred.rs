@@ -83,11 +83,10 @@ impl<T: Job> Deferred<T> {
             }
             // SAFETY: `slot` is valid; the work item is in it.
             let work = compat::opaque_ptr(unsafe { addr_of!((*slot).work) });
-            // SAFETY: `work` is valid for writes and pinned: the value does not move.
-            unsafe { bindings::rpmu_init_work(work, Some(Self::work_fn)) };
-            // SAFETY: `work` is initialised, and stays valid until drop cancels or waits for it.
-            // INVARIANT: The item is queued once, here.
-            unsafe { bindings::rpmu_schedule_work(work) };
+            // SAFETY: `work` is valid for writes and pinned: the value does not move; once queued it
+            // stays valid until drop cancels or waits for it.
+            // INVARIANT: The item is initialised and queued once, here.
+            unsafe { bindings::rpmu_queue_work(work, Some(Self::work_fn)) };
             Ok(())
         };
         // SAFETY: The closure initialises every field and never fails.

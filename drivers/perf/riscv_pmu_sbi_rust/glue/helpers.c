@@ -111,14 +111,10 @@ void rpmu_on_each_cpu(void (*func)(void *info), void *info)
 	on_each_cpu(func, info, 1);
 }
 
-void rpmu_init_work(struct work_struct *work, void (*func)(struct work_struct *work))
+void rpmu_queue_work(struct work_struct *work, void (*func)(struct work_struct *work))
 {
 	INIT_WORK(work, func);
-}
-
-bool rpmu_schedule_work(struct work_struct *work)
-{
-	return schedule_work(work);
+	schedule_work(work);
 }
 
 /* What the per-CPU cookie of a per-CPU interrupt holds on every CPU. */
@@ -161,12 +157,6 @@ int rpmu_request_percpu_irq(unsigned int irq, const char *name, irqreturn_t (*ha
 	}
 	*cookie = pcpu;
 	return 0;
-}
-
-void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie)
-{
-	free_percpu_irq(irq, cookie);
-	free_percpu(cookie);
 }
 
 u64 rpmu_virt_to_phys(void *ptr)

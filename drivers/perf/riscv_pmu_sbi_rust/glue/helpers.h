@@ -61,22 +61,21 @@ struct dentry *rpmu_debugfs_create(const char *dir, struct rpmu_debugfs_file *fi
 /* Runs func(info) on every online CPU with interrupts disabled and waits for all of them. Process context only. */
 void rpmu_on_each_cpu(void (*func)(void *info), void *info);
 
-/* A work item on the system workqueue: INIT_WORK() is a macro and schedule_work() is inline. */
+/* Initialises a work item and queues it on the system workqueue: INIT_WORK() is a macro, schedule_work() inline. */
 struct work_struct;
-void rpmu_init_work(struct work_struct *work, void (*func)(struct work_struct *work));
-bool rpmu_schedule_work(struct work_struct *work);
+void rpmu_queue_work(struct work_struct *work, void (*func)(struct work_struct *work));
 
 /*
  * Per-CPU interrupts. irq_find_matching_fwnode(), irq_create_mapping() and request_percpu_irq() are inline.
  * rpmu_irq_create_mapping() maps hwirq of the interrupt domain of fwnode (0 if there is none).
  * rpmu_request_percpu_irq() requests irq with a handler that returns handler(data), called on the interrupted
- * CPU; it returns 0 and the per-CPU cookie to free it with, or a negative errno.
+ * CPU; it returns 0 and the per-CPU cookie, or a negative errno. The interrupt is freed with
+ * free_percpu_irq(irq, cookie), then the cookie with free_percpu().
  */
 struct fwnode_handle;
 unsigned int rpmu_irq_create_mapping(struct fwnode_handle *fwnode, unsigned long hwirq);
 int rpmu_request_percpu_irq(unsigned int irq, const char *name, irqreturn_t (*handler)(void *data), void *data,
 			    void __percpu **cookie);
-void rpmu_free_percpu_irq(unsigned int irq, void __percpu *cookie);
 
 /* The physical address of kmalloc'd memory lent to firmware: virt_to_phys() is a macro. */
 u64 rpmu_virt_to_phys(void *ptr);
