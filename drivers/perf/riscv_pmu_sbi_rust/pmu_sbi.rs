@@ -155,10 +155,6 @@ impl EventList for StdEventList {
         id < StdEvents::COUNT && EVENTS_LISTED.load(Ordering::Relaxed) & (1 << id) != 0
     }
 
-    fn any_listed() -> bool {
-        EVENTS_LISTED.load(Ordering::Relaxed) != 0
-    }
-
     fn config(id: usize) -> u64 {
         EVENT_CONFIGS
             .get(id)

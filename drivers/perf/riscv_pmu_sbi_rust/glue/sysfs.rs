@@ -76,19 +76,14 @@ impl AttrValue for &'static CStr {
 ///     fn listed(id: usize) -> bool {
 ///         id == 0
 ///     }
-///     fn any_listed() -> bool {
-///         true
-///     }
 ///     fn config(_id: usize) -> u64 {
 ///         0x1
 ///     }
 /// }
 /// ```
 pub(crate) trait EventList: Sync + 'static {
-    /// Whether event `id` is listed.
+    /// Whether event `id` is listed; without any listed event there is no `events/` directory.
     fn listed(id: usize) -> bool;
-    /// Whether any event is listed; without one there is no `events/` directory.
-    fn any_listed() -> bool;
     /// The `event=` value of event `id` (the `config` bits its format names).
     fn config(id: usize) -> u64;
 }
@@ -255,7 +250,7 @@ impl AttributeGroup {
         attrs: &'static Attributes<N, EventId<T>>,
     ) -> Self {
         let mut group = Self::raw(name, attrs);
-        compat::set_group_is_visible(&mut group, Self::event_is_visible::<T>);
+        compat::set_group_is_visible(&mut group, Self::event_is_visible::<T, N>);
         // INVARIANT: As in `new`.
         Self {
             group: Opaque::new(group),
@@ -281,16 +276,16 @@ impl AttributeGroup {
     ///
     /// # Safety
     ///
-    /// `attr` must be an attribute of a group made by [`AttributeGroup::with_events`] for `T`,
-    /// passed by sysfs with its index `n`.
-    unsafe extern "C" fn event_is_visible<T: EventList>(
+    /// `attr` must be an attribute of a group made by [`AttributeGroup::with_events`] for `T` and
+    /// `N` events, passed by sysfs with its index `n`.
+    unsafe extern "C" fn event_is_visible<T: EventList, const N: usize>(
         _kobj: *mut bindings::kobject,
         attr: *mut bindings::attribute,
         n: c_int,
     ) -> bindings::umode_t {
         // sysfs asks about the first attribute once for the directory itself too: the whole
         // group is hidden when no event is listed.
-        if n == 0 && !T::any_listed() {
+        if n == 0 && !(0..N).any(T::listed) {
             // CAST: The flag fits `umode_t`, whose file mode bits sysfs masks it from.
             return bindings::SYSFS_GROUP_INVISIBLE as bindings::umode_t;
         }
