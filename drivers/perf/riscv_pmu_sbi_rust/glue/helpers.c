@@ -117,19 +117,6 @@ void rpmu_queue_work(struct work_struct *work, void (*func)(struct work_struct *
 	schedule_work(work);
 }
 
-/* What the per-CPU cookie of a per-CPU interrupt holds on every CPU. */
-struct rpmu_percpu_irq {
-	irqreturn_t (*handler)(void *data);
-	void *data;
-};
-
-static irqreturn_t rpmu_percpu_irq_handler(int irq, void *dev)
-{
-	struct rpmu_percpu_irq *pcpu = dev;
-
-	return pcpu->handler(pcpu->data);
-}
-
 unsigned int rpmu_irq_create_mapping(struct fwnode_handle *fwnode, unsigned long hwirq)
 {
 	struct irq_domain *domain = irq_find_matching_fwnode(fwnode, DOMAIN_BUS_ANY);
@@ -137,20 +124,18 @@ unsigned int rpmu_irq_create_mapping(struct fwnode_handle *fwnode, unsigned long
 	return domain ? irq_create_mapping(domain, hwirq) : 0;
 }
 
-int rpmu_request_percpu_irq(unsigned int irq, const char *name, irqreturn_t (*handler)(void *data), void *data,
+int rpmu_request_percpu_irq(unsigned int irq, const char *name, irq_handler_t handler, void *data,
 			    void __percpu **cookie)
 {
-	struct rpmu_percpu_irq __percpu *pcpu;
+	void * __percpu *pcpu;
 	int cpu, ret;
 
-	pcpu = alloc_percpu(struct rpmu_percpu_irq);
+	pcpu = alloc_percpu(void *);
 	if (!pcpu)
 		return -ENOMEM;
-	for_each_possible_cpu(cpu) {
-		per_cpu_ptr(pcpu, cpu)->handler = handler;
-		per_cpu_ptr(pcpu, cpu)->data = data;
-	}
-	ret = request_percpu_irq(irq, rpmu_percpu_irq_handler, name, pcpu);
+	for_each_possible_cpu(cpu)
+		*per_cpu_ptr(pcpu, cpu) = data;
+	ret = request_percpu_irq(irq, handler, name, pcpu);
 	if (ret) {
 		free_percpu(pcpu);
 		return ret;

@@ -17,7 +17,7 @@ use core::marker::PhantomPinned;
 use kernel::{
     c_str,
     error::to_result,
-    ffi::{c_uint, c_void},
+    ffi::{c_int, c_uint, c_void},
     prelude::*,
     types::Opaque,
 };
@@ -224,11 +224,16 @@ impl<H: Handler> PercpuIrq<H> {
 
     /// # Safety
     ///
-    /// `data` must be the handler pointer a `PercpuIrq<H>` requested the interrupt with, and the
-    /// call the interrupt's handler on the interrupted CPU.
-    unsafe extern "C" fn handler_callback(data: *mut c_void) -> bindings::irqreturn_t {
-        // SAFETY: Guaranteed by the caller: the handler lives while the interrupt is requested.
-        let handler = unsafe { &*data.cast_const().cast::<H>() };
+    /// `cookie` must be the interrupted CPU's copy of the cookie a `PercpuIrq<H>` requested the
+    /// interrupt with, which holds the handler pointer, and the call the interrupt's handler on
+    /// that CPU.
+    unsafe extern "C" fn handler_callback(
+        _irq: c_int,
+        cookie: *mut c_void,
+    ) -> bindings::irqreturn_t {
+        // SAFETY: Guaranteed by the caller: the copy holds the handler pointer, and the handler
+        // lives while the interrupt is requested.
+        let handler = unsafe { &*(*cookie.cast::<*const c_void>()).cast::<H>() };
         // SAFETY: A hard interrupt handler runs with interrupts disabled until it returns.
         let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
         // INVARIANT: This is the interrupt's handler.
