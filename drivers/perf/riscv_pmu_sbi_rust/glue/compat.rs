@@ -16,7 +16,6 @@
 //!   unions beside their `const` variants ([`set_attr_show`], [`set_group_is_visible`],
 //!   [`set_group_attrs`]);
 //! - `smp_call_function_single()` takes `bool wait` ([`SMP_WAIT`]);
-//! - `KVec::set_len` is gone; `KVec::inc_len` grows the length ([`kvec_set_len`]).
 //!
 //! And what a kernel without the export patches lacks (`Kbuild` passes
 //! `--cfg rpmu_no_sample_exports`): `perf_event_overflow()` and `perf_sample_event_took()`, without
@@ -159,24 +158,3 @@ pub(crate) const SMP_WAIT: c_int = 1;
 /// (`int` in 6.12, `bool` in 7.x).
 #[cfg(rpmu_kernel_7)]
 pub(crate) const SMP_WAIT: bool = true;
-
-/// Sets the length of an empty-so-far or shorter vector to `len`, as `Vec::set_len` does.
-///
-/// # Safety
-///
-/// `len` must be at least `v.len()` and at most `v.capacity()`, and the elements from `v.len()`
-/// up to `len` must be initialised.
-#[inline(always)]
-pub(crate) unsafe fn kvec_set_len<T>(v: &mut KVec<T>, len: usize) {
-    #[cfg(not(rpmu_kernel_7))]
-    // SAFETY: Guaranteed by the caller.
-    unsafe {
-        v.set_len(len)
-    };
-    #[cfg(rpmu_kernel_7)]
-    // SAFETY: Guaranteed by the caller: `len - v.len()` more elements are initialised, within the
-    // capacity.
-    unsafe {
-        v.inc_len(len - v.len())
-    };
-}

@@ -10,7 +10,6 @@
 //! from `of_find_property()` instead and the caller decides what to say about it.
 
 use super::bindings;
-use super::compat;
 use core::ptr::{self, NonNull};
 use kernel::{ffi::c_int, prelude::*};
 
@@ -67,16 +66,16 @@ impl OfNode {
         Some(usize::try_from(len).unwrap_or(0))
     }
 
-    /// The first `n` cells of the `u32` array property `name` in CPU order
-    /// (`of_property_read_u32_array()`); `Err` when the node has no such property or it holds fewer
-    /// cells ([`OfNode::property_len`] says how many it holds).
+    /// The `n` cells of the `u32` array property `name` in CPU order
+    /// (`of_property_read_u32_array()`); `Err` when the node has no such property or it does not
+    /// hold `n` cells ([`OfNode::property_len`] says how many it holds).
     pub(crate) fn read_u32_array(&self, name: &CStr, n: usize) -> Result<KVec<u32>> {
-        let mut cells = KVec::with_capacity(n, GFP_KERNEL)?;
+        let mut cells = KVec::from_elem(0, n, GFP_KERNEL)?;
         if n == 0 {
             return Ok(cells);
         }
         // SAFETY: `self.node` is valid by the type invariant and `name` is NUL-terminated. `cells`
-        // has room for `n` values and the call writes at most `sz_max` = `n` of them; it finds the
+        // holds `n` values and the call writes at most `sz_max` = `n` of them; it finds the
         // property under `devtree_lock` and copies it out.
         let read = unsafe {
             bindings::of_property_read_variable_u32_array(
@@ -90,10 +89,7 @@ impl OfNode {
         if read < 0 {
             return Err(Error::from_errno(read));
         }
-        // The call returns how many values it wrote, at most `n`.
-        let read = usize::try_from(read).unwrap_or(0).min(n);
-        // SAFETY: The first `read` values were written above, and `read` is within the capacity.
-        unsafe { compat::kvec_set_len(&mut cells, read) };
+        // With `sz_min` = `sz_max` = `n`, a call that succeeds wrote all `n` values.
         Ok(cells)
     }
 
