@@ -30,20 +30,6 @@ use kernel::{
     types::Opaque,
 };
 
-/// A read-only `struct device_attribute` named `name` whose file `show` writes.
-const fn device_attr(
-    name: &'static CStr,
-    show: compat::ShowFn,
-) -> Opaque<bindings::device_attribute> {
-    // SAFETY: All-zero is a valid `device_attribute`: null pointers, no callbacks, and a lockdep
-    // key that lockdep initialises itself for static objects.
-    let mut attr: bindings::device_attribute = unsafe { mem::zeroed() };
-    attr.attr.name = compat::const_char_ptr(name);
-    attr.attr.mode = 0o444;
-    compat::set_attr_show(&mut attr, show);
-    Opaque::new(attr)
-}
-
 /// What the file of a [`PmuAttr`] reads: a fixed string (`&'static CStr`) or the `event=` value of
 /// an event ([`EventId`]).
 pub(crate) trait AttrValue: Sync + 'static {
@@ -141,9 +127,15 @@ unsafe impl<V: AttrValue> Sync for PmuAttr<V> {}
 impl<V: AttrValue> PmuAttr<V> {
     /// Creates the attribute `name`, whose file shows `value`.
     pub(crate) const fn new(name: &'static CStr, value: V) -> Self {
+        // SAFETY: All-zero is a valid `device_attribute`: null pointers, no callbacks, and a lockdep
+        // key that lockdep initialises itself for static objects.
+        let mut attr: bindings::device_attribute = unsafe { mem::zeroed() };
+        attr.attr.name = compat::const_char_ptr(name);
+        attr.attr.mode = 0o444;
+        compat::set_attr_show(&mut attr, Self::show);
         // INVARIANT: The attribute is read-only and shows `value`.
         Self {
-            attr: device_attr(name, Self::show),
+            attr: Opaque::new(attr),
             value,
         }
     }
