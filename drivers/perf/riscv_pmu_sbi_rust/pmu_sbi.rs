@@ -389,18 +389,14 @@ impl SbiPmu {
         if let Some(found) = self.dt_std_events {
             return found;
         }
-        self.std_events
-            .as_ref()
-            .and_then(|check| check.wait())
+        self.std_events_check()
             .map_or(StdEvents::ALL, |check| check.events)
     }
 
-    /// The SBI calls the standard-event check made, by function ID (waiting for it if it runs).
-    fn std_events_calls(&self) -> [u64; Fid::COUNT] {
-        self.std_events
-            .as_ref()
-            .and_then(|check| check.wait())
-            .map_or([0; Fid::COUNT], |check| check.calls)
+    /// What the standard-event check found and the SBI calls it made (waiting for it if it runs);
+    /// `None` when there is no check.
+    fn std_events_check(&self) -> Option<&StdEventsFound> {
+        self.std_events.as_ref().and_then(|check| check.wait())
     }
 
     /// Records whether the CPUs set up snapshot memory (when they started, `cpus`).
@@ -1154,7 +1150,10 @@ impl SbiCallStats {
             }
         });
         let check = PmuStats {
-            calls: self.pmu.std_events_calls(),
+            calls: self
+                .pmu
+                .std_events_check()
+                .map_or([0; Fid::COUNT], |check| check.calls),
             ..PmuStats::default()
         };
         stats_line(out, format_args!("check"), &check)
