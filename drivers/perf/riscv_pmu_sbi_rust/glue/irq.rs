@@ -11,9 +11,12 @@
 //! interrupted CPU's [`LocalInterruptDisabled`] token.
 
 use super::bindings;
-use super::compat::pin_init_from_closure;
+use super::compat::{self, pin_init_from_closure};
 use super::percpu::{self, LocalInterruptDisabled};
-use core::marker::PhantomPinned;
+use core::{
+    marker::PhantomPinned,
+    ptr::{self, addr_of_mut},
+};
 use kernel::{
     c_str,
     error::to_result,
@@ -170,21 +173,14 @@ impl<H: Handler> PercpuIrq<H> {
         handler: H,
     ) -> impl PinInit<Self, Error> {
         let init = move |slot: *mut Self| {
-            // SAFETY: `slot` is valid for writes; each field is written once, before the interrupt
-            // is requested, and does not move (pinned).
-            unsafe {
-                core::ptr::addr_of_mut!((*slot).handler).write(handler);
-                core::ptr::addr_of_mut!((*slot).irq).write(mapping.irq);
-                core::ptr::addr_of_mut!((*slot).cookie).write(Opaque::new(core::ptr::null_mut()));
-            }
-            // SAFETY: The fields were just written; no reference outlives this function.
+            // SAFETY: `slot` is valid for writes; each field is written once, through raw pointers,
+            // before the interrupt is requested, and does not move (pinned).
             let (data, cookie) = unsafe {
-                (
-                    core::ptr::addr_of!((*slot).handler)
-                        .cast_mut()
-                        .cast::<c_void>(),
-                    (*slot).cookie.get(),
-                )
+                let (data, cookie) = (addr_of_mut!((*slot).handler), addr_of_mut!((*slot).cookie));
+                data.write(handler);
+                addr_of_mut!((*slot).irq).write(mapping.irq);
+                cookie.write(Opaque::new(ptr::null_mut()));
+                (data, compat::opaque_ptr(cookie))
             };
             // SAFETY: The name is a static string. `data` points to the pinned handler, which
             // outlives the request (see `PinnedDrop`).
@@ -193,13 +189,13 @@ impl<H: Handler> PercpuIrq<H> {
                     mapping.irq,
                     name.as_char_ptr(),
                     Some(Self::handler_callback),
-                    data,
+                    data.cast::<c_void>(),
                     cookie,
                 )
             });
             if ret.is_err() {
                 // SAFETY: The handler was written above and the interrupt not requested.
-                unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*slot).handler)) };
+                unsafe { ptr::drop_in_place(data) };
             }
             // INVARIANT: On success the interrupt is requested with `cookie` pointing to `handler`.
             ret
