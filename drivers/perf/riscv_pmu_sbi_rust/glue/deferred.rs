@@ -9,11 +9,10 @@
 //! for it where its result is first needed.
 
 use super::bindings;
-use super::compat::{self, pin_init_from_closure};
+use super::compat;
 use core::{
     cell::UnsafeCell,
     mem::MaybeUninit,
-    ptr::{addr_of, addr_of_mut},
     sync::atomic::{AtomicBool, Ordering},
 };
 use kernel::{prelude::*, types::Opaque};
@@ -73,24 +72,19 @@ unsafe impl<T: Job> Sync for Deferred<T> {}
 
 impl<T: Job> Deferred<T> {
     /// Queues `job` on the system workqueue.
-    pub(crate) fn new(job: T) -> impl PinInit<Self, Error> {
-        let init = move |slot: *mut Self| {
-            // SAFETY: `slot` is valid for writes; each field is written once.
-            unsafe {
-                addr_of_mut!((*slot).job).write(job);
-                addr_of_mut!((*slot).done).write(AtomicBool::new(false));
-                addr_of_mut!((*slot).output).write(UnsafeCell::new(MaybeUninit::uninit()));
-            }
-            // SAFETY: `slot` is valid; the work item is in it.
-            let work = compat::opaque_ptr(unsafe { addr_of!((*slot).work) });
-            // SAFETY: `work` is valid for writes and pinned: the value does not move; once queued it
-            // stays valid until drop cancels or waits for it.
-            // INVARIANT: The item is initialised and queued once, here.
-            unsafe { bindings::rpmu_queue_work(work, Some(Self::work_fn)) };
-            Ok(())
-        };
-        // SAFETY: The closure initialises every field and never fails.
-        unsafe { pin_init_from_closure(init) }
+    pub(crate) fn new(job: T) -> impl PinInit<Self> {
+        pin_init!(Self {
+            job,
+            done: AtomicBool::new(false),
+            output: UnsafeCell::new(MaybeUninit::uninit()),
+            // Initialised last, so the work function finds the other fields initialised.
+            work <- Opaque::ffi_init(|work| {
+                // SAFETY: `work` is valid for writes and pinned: the value does not move; once
+                // queued it stays valid until drop cancels or waits for it.
+                // INVARIANT: The item is initialised and queued once, here.
+                unsafe { bindings::rpmu_queue_work(work, Some(Self::work_fn)) }
+            }),
+        })
     }
 
     /// The job's output, waiting for the job to finish first if it has not (`flush_work()`).
