@@ -28,7 +28,7 @@
 //! is refused with a warning instead of creating a second `&mut`.
 
 use super::bindings;
-use super::compat::{self, pin_init_from_closure};
+use super::compat;
 use super::irq::InterruptContext;
 use super::percpu::{self, ConstInit, CpuId, LocalInterruptDisabled, PerCpu};
 use super::sysfs::AttributeGroups;
@@ -1119,7 +1119,7 @@ impl<T: Driver> Registration<T> {
         module: &'static ThisModule,
         capabilities: Capabilities,
         attr_groups: &'static AttributeGroups<N>,
-    ) -> impl PinInit<Opaque<T::Container>, Error> {
+    ) -> impl PinInit<Opaque<T::Container>> {
         // perf core takes the three transaction callbacks together or none of them, and calls
         // `pmu_disable` and `pmu_enable` both or neither.
         if T::HAS_START_TXN != T::HAS_COMMIT_TXN || T::HAS_START_TXN != T::HAS_CANCEL_TXN {
@@ -1140,7 +1140,7 @@ impl<T: Driver> Registration<T> {
             pr_info!("sampling is not supported: this kernel does not export perf_event_overflow() and perf_sample_event_took() to modules\n");
             capabilities.union(Capabilities::NO_INTERRUPT)
         };
-        let init = move |slot: *mut Opaque<T::Container>| {
+        Opaque::ffi_init(move |container: *mut T::Container| {
             // CAST: Both `module` types are bindgen's image of the same `struct module`.
             let module = module.as_ptr().cast::<bindings::module>();
             // CAST: `PERF_PMU_CAP_*` bits fit in the `int` field.
@@ -1176,13 +1176,9 @@ impl<T: Driver> Registration<T> {
                 event_unmapped: optional!(T::HAS_EVENT_UNMAPPED, event_unmapped_callback),
                 ..Default::default()
             };
-            let container = compat::opaque_ptr(slot);
-            // SAFETY: `slot` is valid for writes.
+            // SAFETY: `container` is valid for writes.
             unsafe { container.write(T::Container::new(pmu)) };
-            Ok(())
-        };
-        // SAFETY: The closure initialises the slot and does not fail.
-        unsafe { pin_init_from_closure(init) }
+        })
     }
 }
 
