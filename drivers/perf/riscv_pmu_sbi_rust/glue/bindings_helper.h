@@ -25,7 +25,6 @@
 #include <linux/workqueue.h>
 
 #include <asm/cpufeature.h>
-#include <asm/csr.h>
 #include <asm/delay.h>
 #include <asm/sbi.h>
 

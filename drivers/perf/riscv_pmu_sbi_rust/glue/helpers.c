@@ -7,14 +7,12 @@
 #include <linux/cpu_pm.h>
 #include <linux/cpuhotplug.h>
 #include <linux/interrupt.h>
-#include <linux/irq.h>
 #include <linux/irqdomain.h>
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
 #include <linux/device.h>
-#include <linux/mm_types.h>
 #include <linux/of.h>
 #include <linux/perf_event.h>
 #include <linux/percpu.h>
