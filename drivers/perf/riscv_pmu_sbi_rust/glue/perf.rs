@@ -518,6 +518,7 @@ pub(crate) struct HwMut<'a>(Hw<'a>);
 impl<'a> Deref for HwMut<'a> {
     type Target = Hw<'a>;
 
+    #[inline(always)]
     fn deref(&self) -> &Hw<'a> {
         &self.0
     }
