@@ -7,8 +7,8 @@
 //! [`include/linux/irqflags.h`](srctree/include/linux/irqflags.h)
 //!
 //! The shapes follow the kernel crate's newer abstractions: [`CpuId`] as `kernel::cpu::CpuId`,
-//! [`LocalInterruptDisabled`] as the token of `kernel::interrupt`, and [`PerCpu::get`] as the
-//! per-CPU series proposed for the kernel crate, lending the local copy for the token's life.
+//! [`LocalInterruptDisabled`] as the token of `kernel::interrupt`, and [`PerCpu::get`] with
+//! [`CheckedPerCpuToken::with`] as the per-CPU series proposed for the kernel crate.
 
 use super::bindings;
 use super::compat;
@@ -33,7 +33,7 @@ use kernel::{
 /// ```ignore
 /// fn handle(&self, irq: &LocalInterruptDisabled) -> IrqReturn {
 ///     let cpu = CpuId::current(irq);
-///     self.states.get(irq).count(cpu);
+///     self.states.get(irq).with(|state| state.count(cpu));
 ///     IrqReturn::Handled
 /// }
 /// ```
@@ -139,8 +139,7 @@ impl ConstInit for () {
 /// ```ignore
 /// let hits = PerCpu::new(|_cpu, hits: &mut Cell<u64>| hits.set(0))?;
 /// // In an interrupt handler, with its token:
-/// let hits = hits.get(irq);
-/// hits.set(hits.get() + 1);
+/// hits.get(irq).with(|hits| hits.set(hits.get() + 1));
 /// ```
 pub(crate) struct PerCpu<T> {
     ptr: NonNull<c_void>,
@@ -184,18 +183,35 @@ impl<T: ConstInit> PerCpu<T> {
 
 impl<T> PerCpu<T> {
     /// The copy of the CPU the caller runs on, for as long as the token lives.
-    ///
-    /// Only shared references are handed out: state that changes lives in cells (a `RefCell` for
-    /// state borrowed mutably, whose borrow flag refuses a second borrow, re-entrant or not).
     #[inline(always)]
-    pub(crate) fn get<'a>(&'a self, irq: &'a LocalInterruptDisabled) -> &'a T {
+    pub(crate) fn get<'a>(&'a self, irq: &'a LocalInterruptDisabled) -> CheckedPerCpuToken<'a, T> {
         let ptr = super::arch::this_cpu_ptr(self.ptr.as_ptr(), irq);
         // The copy lives until `self` is dropped, which needs `&mut self`. Copies are only reached
         // from their own CPU (here, which `with_cpu` calls on the target CPU), and `T: Send`
         // lets whichever thread runs on the CPU use it. CAST: Each copy is a valid, aligned `T`.
         // SAFETY: The token keeps the caller on this CPU with interrupts disabled, so no other
         // thread reaches this CPU's valid copy while `'a` lasts.
-        unsafe { &*ptr.cast::<T>() }
+        CheckedPerCpuToken(unsafe { &*ptr.cast::<T>() })
+    }
+}
+
+/// The local CPU's copy of a [`PerCpu`], lent for the life of a [`LocalInterruptDisabled`] token.
+///
+/// Only shared references are handed out: state that changes lives in cells (a `RefCell` for state
+/// borrowed mutably, whose borrow flag refuses a second borrow, re-entrant or not).
+///
+/// # Examples
+///
+/// ```ignore
+/// let count = hits.get(irq).with(|hits| hits.get());
+/// ```
+pub(crate) struct CheckedPerCpuToken<'a, T>(&'a T);
+
+impl<'a, T> CheckedPerCpuToken<'a, T> {
+    /// Runs `f` with the copy.
+    #[inline(always)]
+    pub(crate) fn with<R>(self, f: impl FnOnce(&'a T) -> R) -> R {
+        f(self.0)
     }
 }
 
@@ -237,7 +253,7 @@ impl<T: Send> PerCpu<T> {
         f: impl FnOnce(&T) -> R + Send,
     ) -> Option<R> {
         let mut ret = None;
-        on_cpu(cpu.as_c_int(), |irq| ret = Some(f(self.get(irq))));
+        on_cpu(cpu.as_c_int(), |irq| ret = Some(self.get(irq).with(f)));
         ret
     }
 }

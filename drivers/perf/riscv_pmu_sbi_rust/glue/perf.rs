@@ -742,8 +742,9 @@ impl<D: Send> CpuStates<D> {
         irq: &'t LocalInterruptDisabled,
         f: impl FnOnce(&mut D, &'t EventTable) -> R,
     ) -> Option<R> {
-        let cpu = self.0.get(irq);
-        Self::borrow(&cpu.state, |state| f(state, &cpu.events))
+        self.0
+            .get(irq)
+            .with(|cpu| Self::borrow(&cpu.state, |state| f(state, &cpu.events)))
     }
 
     /// Runs `f` on `cpu` with its state (a cross-CPU call, process context); `None` when the CPU is
@@ -1336,7 +1337,11 @@ impl<T: Driver> Adapter<T> {
             let irq = unsafe { LocalInterruptDisabled::assume_disabled() };
             // SAFETY: Guaranteed by the caller.
             let registration = unsafe { Self::registration((*event).pmu) };
-            registration.cpus.0.get(irq).events.forget(-1, event);
+            registration
+                .cpus
+                .0
+                .get(irq)
+                .with(|cpu| cpu.events.forget(-1, event));
         }
     }
 
