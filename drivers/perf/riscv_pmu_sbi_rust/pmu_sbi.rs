@@ -1169,15 +1169,14 @@ impl SbiCallStats {
             // running (free like any parked counter). A failed write leaves the buffer full (see
             // `show`).
             let counters = self.cpus.with_cpu(cpu, |state| {
-                let core = &state.core;
-                let coasting = core.coasting_ctrs();
+                let m = state.core.masks();
                 [
-                    u64::from(core.n_events()),
-                    core.used_hw_ctrs(),
-                    core.used_fw_ctrs(),
-                    core.running_ctrs() & !coasting,
-                    core.parked_ctrs(),
-                    coasting,
+                    u64::from(state.core.n_events()),
+                    m.used_hw_ctrs,
+                    m.used_fw_ctrs,
+                    m.running & !m.coasting(),
+                    m.parked,
+                    m.coasting(),
                 ]
             });
             if let Some([events, hw, fw, running, parked, coasting]) = counters {

@@ -132,11 +132,11 @@ impl CpuDriver for CpuHwEvents {
     }
 
     fn used_ctrs(&self) -> u64 {
-        self.used_hw_ctrs() | self.used_fw_ctrs()
+        self.masks().used()
     }
 
     fn coasting_ctrs(&self) -> u64 {
-        CpuHwEvents::coasting_ctrs(self)
+        self.masks().coasting()
     }
 }
 

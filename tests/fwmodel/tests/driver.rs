@@ -140,7 +140,7 @@ fn coasting_counters_count_nothing_for_their_events() {
         }
         sys.enable(0);
         assert_eq!(
-            sys.cpus[0].pmu.coasting_ctrs().count_ones(),
+            sys.cpus[0].pmu.masks().coasting().count_ones(),
             3,
             "{bits} bits"
         );
@@ -302,7 +302,7 @@ fn where_user_mode_reads_configured_counters_none_stays_configured_for_a_switche
                 calls_of(&sys, 0, Function::CounterStop) <= stops + 2,
                 "snapshot {snapshot} round {round}"
             );
-            assert_eq!(sys.cpus[0].pmu.parked_ctrs(), 0);
+            assert_eq!(sys.cpus[0].pmu.masks().parked, 0);
             sys.check_invariants();
             sys.disable(0);
             for e in &events {
@@ -388,11 +388,11 @@ fn parked_counter_is_reset_when_another_event_needs_it() {
     sys.add(b, 0, true).unwrap();
     sys.check_invariants();
     sys.del(a);
-    assert_eq!(sys.cpus[0].pmu.parked_ctrs().count_ones(), 1);
+    assert_eq!(sys.cpus[0].pmu.masks().parked.count_ones(), 1);
     // The only free counter is parked with event a: it is reset and given to c.
     sys.add(c, 0, true).unwrap();
     sys.check_invariants();
-    assert_eq!(sys.cpus[0].pmu.parked_ctrs(), 0);
+    assert_eq!(sys.cpus[0].pmu.masks().parked, 0);
     sys.tick(0, SimEvent::Raw(0x42), Mode::U, 9);
     // Now every counter is taken: a cannot come back.
     assert_eq!(
@@ -406,11 +406,11 @@ fn parked_counter_is_reset_when_another_event_needs_it() {
     sys.check_counts();
     // When the CPU goes down, parked counters lose their mapping too.
     sys.del(b);
-    let parked = sys.cpus[0].pmu.parked_ctrs();
+    let parked = sys.cpus[0].pmu.masks().parked;
     assert_eq!(parked.count_ones(), 1);
     let c = &mut sys.cpus[0];
     c.pmu.cpu_dying(&mut c.model).unwrap();
-    assert_eq!(c.pmu.parked_ctrs(), 0);
+    assert_eq!(c.pmu.masks().parked, 0);
     assert_eq!(
         c.model.counter_event(parked.trailing_zeros() as usize),
         None
@@ -512,7 +512,7 @@ fn a_freed_events_parked_counters_are_given_back() {
         sys.events[events[1]].hw.counter(),
     );
     assert_eq!((a, b), (None, None));
-    let coasting = pmu.coasting_ctrs();
+    let coasting = pmu.masks().coasting();
     assert_eq!(coasting.count_ones(), 2, "both counters coast");
     let stops = calls_of(&sys, 0, Function::CounterStop);
     let owner = sys.events[events[0]].hw.id();
@@ -520,10 +520,10 @@ fn a_freed_events_parked_counters_are_given_back() {
     c.pmu.release_parked_of(&mut c.model, owner);
     // One stop with RESET, for the first event's counter only.
     assert_eq!(calls_of(&sys, 0, Function::CounterStop), stops + 1);
-    let left = sys.cpus[0].pmu.coasting_ctrs();
+    let left = sys.cpus[0].pmu.masks().coasting();
     assert_eq!(left.count_ones(), 1);
     assert_eq!(left & !coasting, 0);
-    assert_eq!(sys.cpus[0].pmu.parked_ctrs(), left);
+    assert_eq!(sys.cpus[0].pmu.masks().parked, left);
     // An unknown owner or one that parked nothing changes nothing.
     let c = &mut sys.cpus[0];
     c.pmu.release_parked_of(&mut c.model, owner);
@@ -905,9 +905,9 @@ fn throttled_event_stays_stopped_until_started() {
     assert_eq!(sys.events[s].samples, 2);
     assert_eq!(sys.cpus[0].pmu.stats().overflows, 2);
     let idx = sys.events[s].hw.counter().unwrap();
-    assert_eq!(sys.cpus[0].pmu.running_ctrs() & (1 << idx), 0);
+    assert_eq!(sys.cpus[0].pmu.masks().running & (1 << idx), 0);
     let other = sys.events[c].hw.counter().unwrap();
-    assert_ne!(sys.cpus[0].pmu.running_ctrs() & (1 << other), 0);
+    assert_ne!(sys.cpus[0].pmu.masks().running & (1 << other), 0);
     sys.settle();
     sys.check_counts();
     // perf core unthrottles it: a full period later it samples again.
@@ -943,7 +943,7 @@ fn group_throttled_inside_overflow_stays_stopped_and_counts() {
     assert_eq!(sys.events[sibling].samples, 1);
     assert_eq!(sys.cpus[0].pmu.stats().overflows, 2);
     assert_eq!(
-        sys.cpus[0].pmu.running_ctrs(),
+        sys.cpus[0].pmu.masks().running,
         0,
         "a counter of the throttled group still runs"
     );

@@ -438,11 +438,11 @@ fn cycles_take_back_a_parked_programmable_counter_before_the_fixed_one() {
     assert_eq!(sys.events[raw].hw.counter(), Some(3));
     // The raw event goes; its counter stays parked with its mapping.
     sys.del(raw);
-    assert_eq!(sys.cpus[0].pmu.parked_ctrs(), 1 << 3);
+    assert_eq!(sys.cpus[0].pmu.masks().parked, 1 << 3);
     // cycles may use the cycle counter and hpmcounter3: hpmcounter3 is taken back and offered to firmware
     // with the cycle counter (the model then picks the lowest; OpenSBI picks the programmable one).
     let cycles = sys.open(attr(PERF_TYPE_HARDWARE, 0), 0).unwrap();
     sys.add(cycles, 0, true).unwrap();
-    assert_eq!(sys.cpus[0].pmu.parked_ctrs(), 0);
+    assert_eq!(sys.cpus[0].pmu.masks().parked, 0);
     sys.check_invariants();
 }

@@ -15,25 +15,7 @@
 //! All masks are logical counter indices with `counter_idx_base` 0: on RV64 one mask covers all 64
 //! counters the driver handles.
 
-/// The state of one CPU's counters when the planner runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct FlushState {
-    /// Counters started in firmware now.
-    pub running: u64,
-    /// Counters that must be running after the flush.
-    pub want: u64,
-    /// Counters (within `want`) that must be loaded with a new value before they start.
-    pub reload: u64,
-    /// Counters whose event mapping must be dropped (stopped with RESET); never in `want`.
-    pub reset: u64,
-    /// Firmware counters, whose values only firmware knows (they cannot join a snapshot start
-    /// unless they are reloaded or their value is known).
-    pub fw_counters: u64,
-    /// Stopped counters whose value the driver knows from a snapshot.
-    pub known: u64,
-    /// Whether this CPU has snapshot shared memory.
-    pub snapshot: bool,
-}
+use crate::pmu::CtrMasks;
 
 /// The calls of one flush, as counter masks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -52,7 +34,10 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Plans a flush.
+    /// Plans a flush of the work the masks `m` record, on a CPU whose firmware counters are
+    /// `fw_counters` (their values only firmware knows: they cannot join a snapshot start unless
+    /// they are reloaded or their value is known), with snapshot shared memory or not
+    /// (`snapshot`).
     ///
     /// A running counter stops when it is no longer wanted or must be reloaded (a started counter
     /// cannot be given a new value). A counter in `reset` is stopped and reset by the RESET call
@@ -63,17 +48,17 @@ impl Plan {
     /// snapshot saved, or reads hardware counters' CSRs), so a flush then starts everything in a
     /// single call.
     #[inline]
-    pub const fn new(s: &FlushState) -> Self {
-        let reset = s.reset;
-        let want = s.want & !reset;
-        let stop = s.running & (!want | s.reload) & !reset;
-        let left_running = s.running & !stop & !reset;
+    pub const fn new(m: &CtrMasks, fw_counters: u64, snapshot: bool) -> Self {
+        let reset = m.reset;
+        let want = m.want & !reset;
+        let stop = m.running & (!want | m.reload) & !reset;
+        let left_running = m.running & !stop & !reset;
         let to_start = want & !left_running;
-        let reload = to_start & s.reload;
-        let plain = to_start & !s.reload;
-        let (start, start_snapshot, start_with_value) = if !s.snapshot || reload == 0 {
+        let reload = to_start & m.reload;
+        let plain = to_start & !m.reload;
+        let (start, start_snapshot, start_with_value) = if !snapshot || reload == 0 {
             (plain, 0, reload)
-        } else if plain & s.fw_counters & !s.known == 0 {
+        } else if plain & fw_counters & !m.known == 0 {
             (0, reload | plain, 0)
         } else {
             (plain, reload, 0)
@@ -89,8 +74,8 @@ impl Plan {
 
     /// The counters running after the plan was carried out (`want`, less reset counters).
     #[inline]
-    pub const fn running_after(s: &FlushState) -> u64 {
-        s.want & !s.reset
+    pub const fn running_after(m: &CtrMasks) -> u64 {
+        m.want & !m.reset
     }
 
     /// Whether the plan makes no call.
@@ -147,22 +132,25 @@ mod tests {
         }
     }
 
-    fn state(running: u64, want: u64, reload: u64, reset: u64, snapshot: bool) -> FlushState {
-        FlushState {
+    fn masks(running: u64, want: u64, reload: u64, reset: u64) -> CtrMasks {
+        CtrMasks {
             running,
             want,
             reload,
             reset,
-            fw_counters: 0xff00,
-            known: 0,
-            snapshot,
+            ..CtrMasks::ZERO
         }
+    }
+
+    /// The plan of these masks, with firmware counters 8 to 15.
+    fn plan(running: u64, want: u64, reload: u64, reset: u64, snapshot: bool) -> Plan {
+        Plan::new(&masks(running, want, reload, reset), 0xff00, snapshot)
     }
 
     #[test]
     fn nothing_to_do_makes_no_call() {
         for snapshot in [false, true] {
-            let p = Plan::new(&state(0b1010, 0b1010, 0, 0, snapshot));
+            let p = plan(0b1010, 0b1010, 0, 0, snapshot);
             assert!(p.is_empty(), "{p:?}");
             assert_eq!(p.calls().count(), 0);
         }
@@ -171,7 +159,7 @@ mod tests {
     #[test]
     fn context_switch_of_counting_events_is_one_stop_and_one_start() {
         // Sched out: every counter stops in one call.
-        let out = Plan::new(&state(0b1111_1000, 0, 0, 0, false));
+        let out = plan(0b1111_1000, 0, 0, 0, false);
         assert_eq!(out.num_calls(), 1);
         assert_eq!(
             out.calls().collect::<Vec<_>>(),
@@ -181,7 +169,7 @@ mod tests {
             }]
         );
         // Sched in (with firmware counters too): one plain start.
-        let back = Plan::new(&state(0, 0x0ff8, 0, 0, false));
+        let back = plan(0, 0x0ff8, 0, 0, false);
         assert_eq!(
             back.calls().collect::<Vec<_>>(),
             [PlannedCall::Start {
@@ -193,7 +181,7 @@ mod tests {
 
     #[test]
     fn reloads_without_snapshot_are_one_call_each() {
-        let p = Plan::new(&state(0b0110, 0b1110, 0b1100, 0, false));
+        let p = plan(0b0110, 0b1110, 0b1100, 0, false);
         // Counter 2 runs and must be reloaded: stopped first. Counter 1 keeps running.
         assert_eq!(p.stop, 0b0100);
         assert_eq!(p.start, 0);
@@ -215,11 +203,11 @@ mod tests {
     #[test]
     fn reloads_with_snapshot_start_in_one_call() {
         // Hardware counters 3..6 restart after an overflow: one INIT_SNAPSHOT start for all.
-        let p = Plan::new(&state(0, 0b111_1000, 0b000_1000, 0, true));
+        let p = plan(0, 0b111_1000, 0b000_1000, 0, true);
         assert_eq!(p.start_snapshot, 0b111_1000);
         assert_eq!(p.num_calls(), 1);
         // A firmware counter without reload keeps its value: it needs its own plain start.
-        let p = Plan::new(&state(0, 0x0108, 0x0008, 0, true));
+        let p = plan(0, 0x0108, 0x0008, 0, true);
         assert_eq!(p.start_snapshot, 0x0008);
         assert_eq!(p.start, 0x0100);
         assert_eq!(p.num_calls(), 2);
@@ -227,13 +215,13 @@ mod tests {
 
     #[test]
     fn resets_are_one_call_and_win_over_want() {
-        let p = Plan::new(&state(0b0011, 0b0101, 0, 0b0011, false));
+        let p = plan(0b0011, 0b0101, 0, 0b0011, false);
         assert_eq!(p.reset, 0b0011);
         assert_eq!(p.stop, 0);
         assert_eq!(p.start, 0b0100);
-        let p = Plan::new(&state(0, 0b1, 0, 0b1, false));
+        let p = plan(0, 0b1, 0, 0b1, false);
         assert_eq!(p.start, 0);
-        assert_eq!(Plan::running_after(&state(0, 0b1, 0, 0b1, false)), 0);
+        assert_eq!(Plan::running_after(&masks(0, 0b1, 0, 0b1)), 0);
     }
 
     #[test]
@@ -243,16 +231,8 @@ mod tests {
         for bits in 0..(1u32 << 16) {
             let m = |shift: u32| u64::from((bits >> shift) & 0xf);
             let reset = m(12) & !m(4);
-            let s = FlushState {
-                running: m(0),
-                want: m(4),
-                reload: m(8) & m(4),
-                reset,
-                fw_counters: 0b1000,
-                known: 0,
-                snapshot: bits & 1 == 0,
-            };
-            let p = Plan::new(&s);
+            let s = masks(m(0), m(4), m(8) & m(4), reset);
+            let p = Plan::new(&s, 0b1000, bits & 1 == 0);
             let mut running = s.running;
             let mut loaded = 0u64;
             for call in p.calls() {

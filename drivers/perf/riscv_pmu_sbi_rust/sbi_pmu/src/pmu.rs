@@ -39,7 +39,7 @@ use crate::counters::{
 };
 use crate::errno::ENOENT;
 use crate::firmware::Firmware;
-use crate::plan::{FlushState, Plan};
+use crate::plan::Plan;
 
 /// Why `add` found no counter for an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -119,12 +119,73 @@ struct SlotConfig {
     cflags: CfgFlags,
 }
 
+/// The counter bitmasks of one CPU (bit `n` = logical counter `n`), which
+/// [`CpuHwEvents::masks`] shows; the invariants of [`CpuHwEvents`] relate them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CtrMasks {
+    /// The hardware counters events hold (`used_hw_ctrs`).
+    pub used_hw_ctrs: u64,
+    /// The firmware counters events hold (`used_fw_ctrs`).
+    pub used_fw_ctrs: u64,
+    /// Counters started in firmware, as far as the driver knows.
+    pub running: u64,
+    /// Counters perf wants running once the pending work is flushed.
+    pub want: u64,
+    /// Counters to load with their initial value when they start.
+    pub reload: u64,
+    /// Counters to stop with RESET at the next flush.
+    pub reset: u64,
+    /// Counters no event holds that keep their firmware mapping for a returning event.
+    pub parked: u64,
+    /// Hardware counters last started for a counting event that may coast ([`CpuHwEvents::del`]):
+    /// a disable window with snapshot memory leaves them running and reads them, and `add` and
+    /// `del` take their short path.
+    pub coastable: u64,
+    /// Firmware counters configured by `counter_config_matching` whose value the driver has not seen.
+    pub fresh: u64,
+    /// Stopped counters whose value a stop with TAKE_SNAPSHOT saved: reading them costs neither an
+    /// SBI call nor a CSR read until they start again.
+    pub known: u64,
+    /// Counters whose overflow is being handled.
+    pub ovf_pending: u64,
+    /// Counters whose events a CPU PM enter stopped, to start again at the exit.
+    pub pm_saved: u64,
+}
+
+impl CtrMasks {
+    /// No counter in any mask.
+    pub const ZERO: Self = Self {
+        used_hw_ctrs: 0,
+        used_fw_ctrs: 0,
+        running: 0,
+        want: 0,
+        reload: 0,
+        reset: 0,
+        parked: 0,
+        coastable: 0,
+        fresh: 0,
+        known: 0,
+        ovf_pending: 0,
+        pm_saved: 0,
+    };
+
+    /// The counters events hold.
+    #[inline]
+    pub fn used(&self) -> u64 {
+        self.used_hw_ctrs | self.used_fw_ctrs
+    }
+
+    /// The counters no event holds that were left running ([`CpuHwEvents::del`]).
+    pub fn coasting(&self) -> u64 {
+        self.parked & self.running
+    }
+}
+
 /// One CPU's counters (`struct cpu_hw_events`).
 ///
 /// # Invariants
 ///
-/// Between calls of its public methods, the counter bitmasks (bit `n` = logical counter `n`) keep
-/// these relations:
+/// Between calls of its public methods, the counter bitmasks ([`CtrMasks`]) keep these relations:
 /// - `used_hw_ctrs` is within the usable hardware counters (`info.hw_mask`) and `used_fw_ctrs`
 ///   within the usable firmware counters (`info.fw_mask`), so `used_hw_ctrs & used_fw_ctrs == 0`;
 /// - `parked`, `reset` and `used_hw_ctrs | used_fw_ctrs` are pairwise disjoint: a counter is held by
@@ -133,10 +194,11 @@ struct SlotConfig {
 ///   (`disable_depth == 0`; the overflow handler counts as one) the recorded work has been
 ///   flushed: `running == want`, `reload == 0` and `reset == 0`. Within a window they differ by
 ///   what the next flush does.
-/// - `parked & running` are the coasting counters ([`CpuHwEvents::coasting_ctrs`]).
+/// - `parked & running` are the coasting counters ([`CtrMasks::coasting`]).
 /// - `coastable` is within `info.hw_mask`; a bit there matters only while the counter runs for the
 ///   event that last started it.
-/// - `known & running == 0`: a value saved by a snapshot is known only while the counter is stopped.
+/// - `known & running == 0`: a value saved by a snapshot (in `held`) is known only while the
+///   counter is stopped.
 /// - `fresh` is acted on for firmware counters only; a bit is cleared when the counter starts.
 /// - `ovf_pending` is zero outside the overflow handler; [`CpuHwEvents::overflow_begin`] sets it
 ///   to the held hardware counters (within `used_hw_ctrs`) it stopped and found overflowed, and
@@ -148,36 +210,14 @@ pub struct CpuHwEvents {
     info: PmuInfo,
     disable_depth: u32,
     snapshot: bool,
-    used_hw_ctrs: u64,
-    used_fw_ctrs: u64,
-    /// Counters started in firmware.
-    running: u64,
-    /// Counters perf wants running once the pending work is flushed.
-    want: u64,
-    /// Counters to load with `init_val` when they start.
-    reload: u64,
-    /// Counters to stop with RESET at the next flush.
-    reset: u64,
-    /// Counters no event holds that keep their firmware mapping (`mapped`).
-    parked: u64,
-    /// Hardware counters last started for a counting event that may coast ([`CpuHwEvents::may_coast`]):
-    /// a disable window with snapshot memory leaves them running and reads them, and `add` and
-    /// `del` take their short path ([`CpuHwEvents::add_returning`], [`CpuHwEvents::del_coasting`]).
-    coastable: u64,
+    masks: CtrMasks,
     /// The event each parked counter was left by ([`HwEvent::owner`]).
     parked_owner: [u64; RISCV_MAX_COUNTERS],
-    /// Firmware counters configured by `counter_config_matching` whose value the driver has not seen.
-    fresh: u64,
     /// The last value the driver knows a firmware counter to hold.
     held: [u64; RISCV_MAX_COUNTERS],
-    /// Stopped counters whose value a stop with TAKE_SNAPSHOT saved (in `held`): reading them costs
-    /// neither an SBI call nor a CSR read until they start again.
-    known: u64,
-    /// Counters whose overflow is being handled.
-    ovf_pending: u64,
-    /// Counters whose events a CPU PM enter stopped, to start again at the exit.
-    pm_saved: u64,
+    /// The value each counter in `reload` is loaded with when it starts.
     init_val: [u64; RISCV_MAX_COUNTERS],
+    /// The configuration of each counter parked or held, in firmware.
     mapped: [Option<SlotConfig>; RISCV_MAX_COUNTERS],
     stats: PmuStats,
 }
@@ -200,20 +240,9 @@ impl CpuHwEvents {
             info: *info,
             disable_depth: 0,
             snapshot: false,
-            used_hw_ctrs: 0,
-            used_fw_ctrs: 0,
-            running: 0,
-            want: 0,
-            reload: 0,
-            reset: 0,
-            parked: 0,
-            coastable: 0,
+            masks: CtrMasks::ZERO,
             parked_owner: [0; RISCV_MAX_COUNTERS],
-            fresh: 0,
             held: [0; RISCV_MAX_COUNTERS],
-            known: 0,
-            ovf_pending: 0,
-            pm_saved: 0,
             init_val: [0; RISCV_MAX_COUNTERS],
             mapped: [None; RISCV_MAX_COUNTERS],
             stats: PmuStats::ZERO,
@@ -237,40 +266,13 @@ impl CpuHwEvents {
             stats: _,
             disable_depth,
             snapshot,
-            used_hw_ctrs,
-            used_fw_ctrs,
-            running,
-            want,
-            reload,
-            reset,
-            parked,
-            coastable,
+            masks,
             parked_owner,
-            fresh,
             held,
-            known,
-            ovf_pending,
-            pm_saved,
             init_val,
             mapped,
         } = self;
-        (*disable_depth, *snapshot) = (0, false);
-        for mask in [
-            used_hw_ctrs,
-            used_fw_ctrs,
-            running,
-            want,
-            reload,
-            reset,
-            parked,
-            coastable,
-            fresh,
-            known,
-            ovf_pending,
-            pm_saved,
-        ] {
-            *mask = 0;
-        }
+        (*disable_depth, *snapshot, *masks) = (0, false, CtrMasks::ZERO);
         for slots in [parked_owner, held, init_val] {
             *slots = [0; RISCV_MAX_COUNTERS];
         }
@@ -292,29 +294,14 @@ impl CpuHwEvents {
         self.snapshot
     }
 
+    /// The counter bitmasks: which counters events hold, which run, which are parked.
+    pub fn masks(&self) -> &CtrMasks {
+        &self.masks
+    }
+
     /// The number of events holding a counter (`n_events`): each holds one counter.
     pub fn n_events(&self) -> u32 {
-        self.used().count_ones()
-    }
-
-    /// The hardware counters events hold (`used_hw_ctrs`).
-    pub fn used_hw_ctrs(&self) -> u64 {
-        self.used_hw_ctrs
-    }
-
-    /// The firmware counters events hold (`used_fw_ctrs`).
-    pub fn used_fw_ctrs(&self) -> u64 {
-        self.used_fw_ctrs
-    }
-
-    /// The counters started in firmware, as far as the driver knows.
-    pub fn running_ctrs(&self) -> u64 {
-        self.running
-    }
-
-    /// The counters no event holds that keep their event mapping for a returning event.
-    pub fn parked_ctrs(&self) -> u64 {
-        self.parked
+        self.masks.used().count_ones()
     }
 
     /// `pmu_sbi_starting_cpu()`: stops and resets every counter (so no mapping survives from an
@@ -347,7 +334,7 @@ impl CpuHwEvents {
     /// firmware holds no mapping for an event that left this CPU, and disables the snapshot memory
     /// of this CPU.
     pub fn cpu_dying<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError> {
-        self.reset_now(fw, self.parked);
+        self.reset_now(fw, self.masks.parked);
         if !self.snapshot {
             return Ok(());
         }
@@ -359,12 +346,12 @@ impl CpuHwEvents {
     /// Records the counters whose events a CPU PM enter stopped (the C driver's notifier restarts
     /// every event at the exit, also those perf had stopped; only these are restarted).
     pub fn set_pm_saved(&mut self, ctrs: u64) {
-        self.pm_saved = ctrs;
+        self.masks.pm_saved = ctrs;
     }
 
     /// The counters [`CpuHwEvents::set_pm_saved`] recorded, forgotten now.
     pub fn take_pm_saved(&mut self) -> u64 {
-        core::mem::take(&mut self.pm_saved)
+        core::mem::take(&mut self.masks.pm_saved)
     }
 
     /// `pmu->pmu_disable`: from now until the matching [`CpuHwEvents::pmu_enable`], operations are
@@ -410,8 +397,8 @@ impl CpuHwEvents {
         // reused; 0, unknown, never matches a parked counter's owner on this path).
         let idx = usize::try_from(hw.last_tag().wrapping_sub(1)).ok()?;
         let b = bit(idx);
-        if self.parked & self.running & self.want & self.coastable & b == 0 || self.used() & b != 0
-        {
+        let m = &self.masks;
+        if m.parked & m.running & m.want & m.coastable & b == 0 || m.used() & b != 0 {
             return None;
         }
         let owner = hw.id();
@@ -427,8 +414,8 @@ impl CpuHwEvents {
         }
         // What the hint path of `ctr_get_idx` does, with the kind known: coastable counters are
         // hardware counters.
-        self.parked &= !b;
-        self.used_hw_ctrs |= b;
+        self.masks.parked &= !b;
+        self.masks.used_hw_ctrs |= b;
         self.stats.reused = self.stats.reused.wrapping_add(1);
         // idx is below 64, so it fits an i32.
         hw.set_idx(idx as i32);
@@ -455,7 +442,7 @@ impl CpuHwEvents {
             self.start(fw, hw);
         } else {
             // A counter that coasted stops: an added event counts only once started.
-            self.want &= !bit(idx);
+            self.masks.want &= !bit(idx);
             self.maybe_flush(fw);
         }
         Ok(())
@@ -494,7 +481,7 @@ impl CpuHwEvents {
     fn del_coasting<F: Firmware>(&mut self, fw: &mut F, hw: &mut impl HwEvent) -> Option<u64> {
         let idx = hw.counter()?;
         let b = bit(idx);
-        if self.used_hw_ctrs & b == 0 || !self.may_coast(idx) || !hw.hes().is_empty() {
+        if self.masks.used_hw_ctrs & b == 0 || !self.may_coast(idx) || !hw.hes().is_empty() {
             return None;
         }
         let info = self.info.counter_info(idx)?;
@@ -515,7 +502,7 @@ impl CpuHwEvents {
         };
         let delta = self.stop_counter(fw, hw, idx, self.may_coast(idx));
         if self.info.configured_counters_readable {
-            self.reset |= self.release(idx);
+            self.masks.reset |= self.release(idx);
         } else {
             self.park(hw, idx);
         }
@@ -543,7 +530,7 @@ impl CpuHwEvents {
         } else if info.is_firmware() {
             // A firmware counter keeps its value while stopped; after configuration, or when the
             // event last ran on another counter, it is set to prev_count.
-            self.fresh & b != 0 || self.held.get(idx) != Some(&hw.prev_count())
+            self.masks.fresh & b != 0 || self.held.get(idx) != Some(&hw.prev_count())
         } else {
             // Counting continues from the counter value, which costs no SBI call to read, unless
             // the value leaves too little margin before the wrap: then from the floor.
@@ -558,14 +545,14 @@ impl CpuHwEvents {
             let value = hw.prev_count() & mask;
             set_slot(&mut self.init_val, idx, value);
             set_slot(&mut self.held, idx, value);
-            self.reload |= b;
+            self.masks.reload |= b;
         }
-        self.fresh &= !b;
-        self.coastable &= !b;
+        self.masks.fresh &= !b;
+        self.masks.coastable &= !b;
         if self.coasts_for(hw, b) {
-            self.coastable |= b;
+            self.masks.coastable |= b;
         }
-        self.want |= b;
+        self.masks.want |= b;
         self.maybe_flush(fw);
     }
 
@@ -591,13 +578,13 @@ impl CpuHwEvents {
         }
         let b = bit(idx);
         // A start recorded in this window and not flushed yet never ran: nothing to count.
-        let never_ran = self.reload & b != 0;
+        let never_ran = self.masks.reload & b != 0;
         // If the value was never loaded, the driver no longer knows what the counter holds.
-        self.fresh |= self.reload & b & self.info.fw_mask;
+        self.masks.fresh |= self.masks.reload & b & self.info.fw_mask;
         if self.snapshot
             && self.disable_depth > 0
             && !never_ran
-            && self.running & !self.coastable & b != 0
+            && self.masks.running & !self.masks.coastable & b != 0
         {
             // Inside a window with snapshot memory, the first stop of a counter that cannot coast
             // stops every running counter that cannot in one call that saves their values, as a
@@ -607,9 +594,9 @@ impl CpuHwEvents {
             self.freeze(fw);
         }
         if !keep_running {
-            self.want &= !b;
+            self.masks.want &= !b;
         }
-        self.reload &= !b;
+        self.masks.reload &= !b;
         hw.set_hes(hw.hes() | HesState::STOPPED);
         // Outside a disable window the counter stops before it is read, as in the C driver. Inside
         // one without snapshot memory it is read now and stopped at the flush: perf reads the count
@@ -629,7 +616,7 @@ impl CpuHwEvents {
         };
         // Up to date, or the counter still waits for the value prev_count stands for (no event
         // counted yet): nothing to add.
-        if hw.hes().contains(HesState::UPTODATE) || self.reload & bit(idx) != 0 {
+        if hw.hes().contains(HesState::UPTODATE) || self.masks.reload & bit(idx) != 0 {
             return 0;
         }
         let value = if let Some(value) = self.stopped_value(idx) {
@@ -673,14 +660,14 @@ impl CpuHwEvents {
     pub fn overflow_begin<F: Firmware>(&mut self, fw: &mut F) -> u64 {
         // The restart happens in overflow_end; until then work is recorded as inside a window.
         self.pmu_disable();
-        let hw_running = self.running & self.info.hw_mask;
+        let hw_running = self.masks.running & self.info.hw_mask;
         if hw_running == 0 {
             return 0;
         }
         self.stats.overflows = self.stats.overflows.wrapping_add(1);
         // Coasting counters stop with the others and stay stopped (a counter that wrapped while
         // coasting would otherwise interrupt again); a returning event starts its counter anew.
-        self.want &= !self.parked;
+        self.masks.want &= !self.masks.parked;
         // With snapshot memory the stop saves the counters' values and the overflow bitmap, relative
         // to counter_idx_base 0, so in logical counters; scountovf is indexed by hardware counter.
         let overflow = if self.snapshot && self.stop_taking_snapshot(fw, hw_running) {
@@ -690,9 +677,9 @@ impl CpuHwEvents {
             self.info
                 .overflowed(hw_running, fw.read_counter_csr(CSR_SCOUNTOVF))
         };
-        self.running &= !hw_running;
-        self.ovf_pending = overflow & hw_running & self.used_hw_ctrs;
-        self.ovf_pending
+        self.masks.running &= !hw_running;
+        self.masks.ovf_pending = overflow & hw_running & self.masks.used_hw_ctrs;
+        self.masks.ovf_pending
     }
 
     /// The per-event step of the overflow handler, for the event holding an overflowed counter: updates
@@ -708,9 +695,9 @@ impl CpuHwEvents {
     ) -> Option<OverflowEvent> {
         let idx = hw
             .counter()
-            .filter(|&idx| self.ovf_pending & bit(idx) != 0)?;
+            .filter(|&idx| self.masks.ovf_pending & bit(idx) != 0)?;
         let b = bit(idx);
-        self.ovf_pending &= !b;
+        self.masks.ovf_pending &= !b;
         // perf core 7.x stops a throttled event's whole group from inside the handler: a member
         // stopped there was brought up to date by that stop and stays stopped until perf core
         // starts it.
@@ -731,7 +718,7 @@ impl CpuHwEvents {
             false
         };
         set_slot(&mut self.init_val, idx, hw.prev_count() & mask);
-        self.reload |= b;
+        self.masks.reload |= b;
         hw.set_hes(HesState::empty());
         Some(OverflowEvent {
             delta,
@@ -745,7 +732,7 @@ impl CpuHwEvents {
     /// [`CpuHwEvents::overflow_begin`], loading sampling events with their new period.
     #[inline]
     pub fn overflow_end<F: Firmware>(&mut self, fw: &mut F) {
-        self.ovf_pending = 0;
+        self.masks.ovf_pending = 0;
         // With one sampling event the flush is one start with its next period, made here without
         // a plan; the context switch's flush (`pmu_enable`) stays without this test.
         if self.disable_depth == 1 && self.flush_one_reload(fw) {
@@ -768,7 +755,8 @@ impl CpuHwEvents {
     /// where user mode can read any configured counter ([`PmuInfo::configured_counters_readable`]).
     #[inline]
     fn may_coast(&self, idx: usize) -> bool {
-        self.coastable & self.running & self.want & !self.reload & bit(idx) != 0
+        let m = &self.masks;
+        m.coastable & m.running & m.want & !m.reload & bit(idx) != 0
             && !self.info.configured_counters_readable
     }
 
@@ -779,16 +767,11 @@ impl CpuHwEvents {
         !hw.is_sampling() && !hw.hw_flags().contains(HwFlags::LEGACY) && self.info.hw_mask & b != 0
     }
 
-    /// The counters no event holds that were left running ([`CpuHwEvents::del`]).
-    pub fn coasting_ctrs(&self) -> u64 {
-        self.parked & self.running
-    }
-
     /// The counter the event holds, if it is one this CPU handed out.
     #[inline]
     fn used_counter(&self, hw: &impl HwEvent) -> Option<usize> {
         let idx = hw.counter()?;
-        (self.used() & bit(idx) != 0).then_some(idx)
+        (self.masks.used() & bit(idx) != 0).then_some(idx)
     }
 
     /// [`CpuHwEvents::used_counter`] with its `counter_info`.
@@ -796,12 +779,6 @@ impl CpuHwEvents {
     fn used_info(&self, hw: &impl HwEvent) -> Option<(usize, CounterInfo)> {
         let idx = self.used_counter(hw)?;
         Some((idx, self.info.counter_info(idx)?))
-    }
-
-    /// The counters events hold.
-    #[inline]
-    fn used(&self) -> u64 {
-        self.used_hw_ctrs | self.used_fw_ctrs
     }
 
     /// `pmu_sbi_ctr_get_idx()`: finds a counter for the event and claims it.
@@ -821,8 +798,8 @@ impl CpuHwEvents {
             let b = bit(hint);
             // The counter keeps the configuration it was parked with: claimed as it is (what
             // `claim` would do for the same configuration, without copying and comparing it).
-            if self.mapped.get(hint).is_some_and(Option::is_some) && self.used() & b == 0 {
-                self.parked &= !b;
+            if self.mapped.get(hint).is_some_and(Option::is_some) && self.masks.used() & b == 0 {
+                self.masks.parked &= !b;
                 self.stats.reused = self.stats.reused.wrapping_add(1);
                 self.mark_used(b);
                 return Ok(hint);
@@ -861,8 +838,8 @@ impl CpuHwEvents {
                 };
                 // SKIP_MATCH reconfigures the counter, so any parked mapping on it is gone; firmware
                 // configures only a stopped counter.
-                self.reset_now(fw, fixed & (self.coasting_ctrs() | self.reset));
-                self.forget(fixed & self.parked);
+                self.reset_now(fw, fixed & (self.masks.coasting() | self.masks.reset));
+                self.forget(fixed & self.masks.parked);
                 let idx = self.sbi_cfg_match(fw, fixed, cfg).map_err(AddError::Sbi)?;
                 return self.claim(idx, fixed, cfg);
             }
@@ -875,12 +852,12 @@ impl CpuHwEvents {
         // (QEMU's event-to-counter map does), so that counter would take the counts of the new one: it
         // is reset first.
         let mut same_event = 0;
-        for i in counters_in(self.parked | self.reset) {
+        for i in counters_in(self.masks.parked | self.masks.reset) {
             let Some(m) = self.mapped.get(i).copied().flatten() else {
                 continue;
             };
             if m == cfg && allowed & bit(i) != 0 && self.parked_by(i, hw.id()) {
-                self.parked &= !bit(i);
+                self.masks.parked &= !bit(i);
                 self.stats.reused = self.stats.reused.wrapping_add(1);
                 return self.claim(i, bit(i), cfg);
             }
@@ -893,10 +870,10 @@ impl CpuHwEvents {
         // Counters an event left in this window wait for their reset: done now if the event needs
         // one of them.
         if self.free_counters(allowed) == 0 {
-            self.reset_now(fw, allowed & self.reset);
+            self.reset_now(fw, allowed & self.masks.reset);
         }
         let mut free = self.free_counters(allowed);
-        let stale = allowed & self.parked;
+        let stale = allowed & self.masks.parked;
         // Firmware gives cycles and instructions a programmable counter before their fixed one, which
         // cannot filter by mode without Smcntrpmf: a counter parked by another event is taken back
         // rather than leaving the event only its fixed counter. With no free counter at all, any
@@ -911,10 +888,10 @@ impl CpuHwEvents {
             return Err(AddError::Sbi(SbiError::NotSupported));
         }
         let idx = match self.sbi_cfg_match(fw, free, cfg) {
-            Err(SbiError::NotSupported) if allowed & self.parked != 0 => {
+            Err(SbiError::NotSupported) if allowed & self.masks.parked != 0 => {
                 // The driver's constraints were incomplete; the parked counters may be the only
                 // ones that fit.
-                self.reset_now(fw, allowed & self.parked);
+                self.reset_now(fw, allowed & self.masks.parked);
                 free = self.free_counters(allowed);
                 self.sbi_cfg_match(fw, free, cfg)
             }
@@ -928,7 +905,8 @@ impl CpuHwEvents {
     /// reset at the flush (firmware would configure one, and the reset would then undo it).
     #[inline]
     fn free_counters(&self, allowed: u64) -> u64 {
-        allowed & self.info.cmask & !self.used() & !self.parked & !self.running & !self.reset
+        let m = &self.masks;
+        allowed & self.info.cmask & !m.used() & !m.parked & !m.running & !m.reset
     }
 
     /// The claim rules of `pmu_sbi_ctr_get_idx()`: the counter firmware configured must be one the
@@ -939,15 +917,15 @@ impl CpuHwEvents {
         if b == 0
             || offered & b == 0
             || self.info.raw_counter_info(idx) == 0
-            || self.used() & b != 0
+            || self.masks.used() & b != 0
         {
             return Err(AddError::NoCounter);
         }
         self.mark_used(b);
         if let Some(slot) = self.mapped.get_mut(idx) {
             if *slot != Some(cfg) {
-                self.fresh |= b;
-                self.known &= !b;
+                self.masks.fresh |= b;
+                self.masks.known &= !b;
             }
             *slot = Some(cfg);
         }
@@ -961,7 +939,7 @@ impl CpuHwEvents {
         if owner == 0 {
             return;
         }
-        let mask = counters_in(self.parked)
+        let mask = counters_in(self.masks.parked)
             .filter(|&i| self.parked_by(i, owner))
             .fold(0, |m, i| m | bit(i));
         self.reset_now(fw, mask);
@@ -970,7 +948,7 @@ impl CpuHwEvents {
     /// Whether counter `idx` is parked, left by the event `owner` ([`HwEvent::owner`]).
     #[inline]
     fn parked_by(&self, idx: usize, owner: u64) -> bool {
-        self.parked & bit(idx) != 0 && self.parked_owner.get(idx) == Some(&owner)
+        self.masks.parked & bit(idx) != 0 && self.parked_owner.get(idx) == Some(&owner)
     }
 
     /// The counter the event last left ([`HwEvent::last_tag`]), when it is parked for this very
@@ -986,15 +964,15 @@ impl CpuHwEvents {
     #[inline]
     fn release(&mut self, idx: usize) -> u64 {
         let b = bit(idx);
-        self.used_hw_ctrs &= !b;
-        self.used_fw_ctrs &= !b;
+        self.masks.used_hw_ctrs &= !b;
+        self.masks.used_fw_ctrs &= !b;
         b
     }
 
     /// Takes counter `idx` from the event `hw` and parks it for that event.
     #[inline(always)]
     fn park(&mut self, hw: &mut impl HwEvent, idx: usize) {
-        self.parked |= self.release(idx);
+        self.masks.parked |= self.release(idx);
         set_slot(&mut self.parked_owner, idx, hw.id());
         // idx is below 64.
         hw.set_last_tag(idx as u64 + 1);
@@ -1003,8 +981,8 @@ impl CpuHwEvents {
     /// Records the counter `b` (a bit) as held by an event, in the mask of its kind.
     #[inline]
     fn mark_used(&mut self, b: u64) {
-        self.used_fw_ctrs |= b & self.info.fw_mask;
-        self.used_hw_ctrs |= b & !self.info.fw_mask;
+        self.masks.used_fw_ctrs |= b & self.info.fw_mask;
+        self.masks.used_hw_ctrs |= b & !self.info.fw_mask;
     }
 
     /// Stops with RESET, now, counters no event holds, and forgets their mapping; no call for none.
@@ -1014,17 +992,17 @@ impl CpuHwEvents {
         }
         // Already stopped counters answer ALREADY_STOPPED; the reset still applies.
         let _ = self.sbi_stop(fw, mask, StopFlags::RESET);
-        self.running &= !mask;
-        self.want &= !mask;
+        self.masks.running &= !mask;
+        self.masks.want &= !mask;
         self.forget(mask);
     }
 
     /// Drops the driver's record of the mapping of these counters.
     #[inline]
     fn forget(&mut self, mask: u64) {
-        self.parked &= !mask;
-        self.reset &= !mask;
-        self.known &= !mask;
+        self.masks.parked &= !mask;
+        self.masks.reset &= !mask;
+        self.masks.known &= !mask;
         // Only the counters in the mask are visited: every flush calls this, mostly with none.
         for i in counters_in(mask) {
             set_slot(&mut self.mapped, i, None);
@@ -1036,7 +1014,8 @@ impl CpuHwEvents {
     fn maybe_flush<F: Firmware>(&mut self, fw: &mut F) {
         // Most windows change nothing in firmware (a context switch of counters that coast): no
         // counter to stop, start, reload or reset, and then nothing to plan or to forget.
-        if self.disable_depth == 0 && (self.want ^ self.running) | self.reload | self.reset != 0 {
+        let m = &self.masks;
+        if self.disable_depth == 0 && (m.want ^ m.running) | m.reload | m.reset != 0 {
             self.flush_work(fw);
         }
     }
@@ -1048,15 +1027,15 @@ impl CpuHwEvents {
     /// changed nothing, in every other case.
     #[inline(always)]
     fn flush_one_reload<F: Firmware>(&mut self, fw: &mut F) -> bool {
-        let reload = self.reload;
+        let reload = self.masks.reload;
         // Plan::new: no reset, no stop (nothing runs that perf does not want, no reload of a
         // running counter), the counters to start are the reload, one counter, and without
         // snapshot memory it starts with its value in a call of its own.
         if self.snapshot
-            || self.reset != 0
+            || self.masks.reset != 0
             || !reload.is_power_of_two()
-            || self.want & !self.running != reload
-            || self.running & !self.want != 0
+            || self.masks.want & !self.masks.running != reload
+            || self.masks.running & !self.masks.want != 0
         {
             return false;
         }
@@ -1065,34 +1044,26 @@ impl CpuHwEvents {
         self.stats.flushes = self.stats.flushes.wrapping_add(1);
         let _ = self.sbi_start_one(fw, idx, value);
         // Plan::running_after: `want`, which is the running counters and the reload.
-        self.running |= reload;
-        self.known &= !self.running;
-        self.reload = 0;
+        self.masks.running |= reload;
+        self.masks.known &= !self.masks.running;
+        self.masks.reload = 0;
         true
     }
 
     /// [`CpuHwEvents::maybe_flush`] with work recorded.
     #[inline(never)]
     fn flush_work<F: Firmware>(&mut self, fw: &mut F) {
-        let state = FlushState {
-            running: self.running,
-            want: self.want,
-            reload: self.reload,
-            reset: self.reset,
-            fw_counters: self.info.fw_mask,
-            known: self.known,
-            snapshot: self.snapshot,
-        };
-        let plan = Plan::new(&state);
+        let plan = Plan::new(&self.masks, self.info.fw_mask, self.snapshot);
         if !plan.is_empty() {
             self.stats.flushes = self.stats.flushes.wrapping_add(1);
             self.carry_out(fw, &plan);
         }
-        self.running = Plan::running_after(&state);
-        self.want &= self.running;
-        self.known &= !self.running;
-        self.reload = 0;
-        self.forget(state.reset);
+        let m = &mut self.masks;
+        m.running = Plan::running_after(m);
+        m.want &= m.running;
+        m.known &= !m.running;
+        m.reload = 0;
+        self.forget(self.masks.reset);
     }
 
     /// Makes a plan's calls in their order (stops before resets, both before any start, so a
@@ -1124,9 +1095,9 @@ impl CpuHwEvents {
     /// snapshot page (perf's disable window with snapshot memory); the flush starts those perf still
     /// wants.
     fn freeze<F: Firmware>(&mut self, fw: &mut F) {
-        let running = self.running & !self.coastable;
+        let running = self.masks.running & !self.masks.coastable;
         if self.stop_taking_snapshot(fw, running) {
-            self.running &= !running;
+            self.masks.running &= !running;
             self.stats.freezes = self.stats.freezes.wrapping_add(1);
         }
     }
@@ -1141,14 +1112,14 @@ impl CpuHwEvents {
             let value = fw.snapshot_page_word(SnapshotPage::value_word(i));
             set_slot(&mut self.held, i, value);
         }
-        self.known |= mask;
+        self.masks.known |= mask;
         true
     }
 
     /// The value a stopped counter holds, when a snapshot saved it.
     #[inline]
     fn stopped_value(&self, idx: usize) -> Option<u64> {
-        let known = self.known & bit(idx) != 0;
+        let known = self.masks.known & bit(idx) != 0;
         self.held.get(idx).copied().filter(|_| known)
     }
 
@@ -1156,7 +1127,7 @@ impl CpuHwEvents {
     /// or else the current CSR value for counters that continue.
     fn start_from_snapshot<F: Firmware>(&mut self, fw: &mut F, cmask: u64) {
         for i in counters_in(cmask) {
-            let value = if self.reload & bit(i) != 0 {
+            let value = if self.masks.reload & bit(i) != 0 {
                 self.init_val.get(i).copied().unwrap_or(0)
             } else if let Some(value) = self.stopped_value(i) {
                 value
@@ -1297,11 +1268,11 @@ mod tests {
         for bits in 0..(1u32 << 21) {
             let m = |shift: u32| u64::from((bits >> shift) & 0xf);
             let mut cpu = CpuHwEvents::new(&info);
-            cpu.running = m(0);
-            cpu.want = m(4);
-            cpu.reload = m(8);
-            cpu.reset = m(12);
-            cpu.known = m(16);
+            cpu.masks.running = m(0);
+            cpu.masks.want = m(4);
+            cpu.masks.reload = m(8);
+            cpu.masks.reset = m(12);
+            cpu.masks.known = m(16);
             cpu.snapshot = bits >> 20 != 0;
             for (i, v) in cpu.init_val.iter_mut().enumerate() {
                 *v = 100 + i as u64;
@@ -1312,10 +1283,10 @@ mod tests {
                 assert!(short_calls.0.is_empty(), "{bits:#x}");
                 assert_eq!(
                     (
-                        cpu.running,
-                        cpu.want,
-                        cpu.reload,
-                        cpu.known,
+                        cpu.masks.running,
+                        cpu.masks.want,
+                        cpu.masks.reload,
+                        cpu.masks.known,
                         cpu.stats.flushes
                     ),
                     (m(0), m(4), m(8), m(16), 0),
