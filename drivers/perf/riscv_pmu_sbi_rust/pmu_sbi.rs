@@ -346,8 +346,8 @@ impl SbiPmu {
         }
         pr_info!(
             "{} firmware and {} hardware counters\n",
-            info.num_fw_counters(),
-            info.num_hw_counters()
+            info.fw_mask.count_ones(),
+            info.hw_mask.count_ones()
         );
 
         pmu.sscofpmf = arch::has_sscofpmf();

@@ -332,7 +332,7 @@ impl PerEvent {
             .counter_config_matching(0, cmask as usize, cflags, event_idx, hw.config)
             .map_err(AddError::Sbi)?;
         let b = bit(idx);
-        if self.info.cmask & b == 0 || self.info.raw_counter_info(idx) == 0 {
+        if self.info.counter_info(idx).is_none() {
             return Err(AddError::NoCounter);
         }
         let used = if event_idx.ty() == EventType::Firmware {

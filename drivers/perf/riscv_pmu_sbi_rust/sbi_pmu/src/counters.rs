@@ -394,22 +394,6 @@ impl PmuInfo {
         usable.then(|| CounterInfo::decode(self.ctr_info[idx]))
     }
 
-    /// The raw `counter_info` word of a counter (0 for unusable ones).
-    #[inline]
-    pub fn raw_counter_info(&self, idx: usize) -> usize {
-        self.ctr_info.get(idx).copied().unwrap_or(0)
-    }
-
-    /// The number of usable hardware counters.
-    pub fn num_hw_counters(&self) -> u32 {
-        self.hw_mask.count_ones()
-    }
-
-    /// The number of usable firmware counters.
-    pub fn num_fw_counters(&self) -> u32 {
-        self.fw_mask.count_ones()
-    }
-
     /// `GENMASK_ULL(width, 0)` of a counter; 0 for an unusable one.
     ///
     /// For a firmware counter the specification says the width field "should be ignored" (function
@@ -877,8 +861,8 @@ mod tests {
         assert_eq!(info.cmask, 0b1_1111_1101);
         assert_eq!(info.hw_mask, 0b0_0111_1101);
         assert_eq!(info.fw_mask, 0b1_1000_0000);
-        assert_eq!(info.num_hw_counters(), 6);
-        assert_eq!(info.num_fw_counters(), 2);
+        assert_eq!(info.hw_mask.count_ones(), 6);
+        assert_eq!(info.fw_mask.count_ones(), 2);
         assert_eq!(info.width_mask(0), u64::MAX);
         assert_eq!(info.width_mask(3), (1 << 48) - 1);
         assert_eq!(info.width_mask(1), 0);

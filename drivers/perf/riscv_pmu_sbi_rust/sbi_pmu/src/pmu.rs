@@ -673,7 +673,7 @@ impl CpuHwEvents {
         let overflow = if self.snapshot && self.stop_taking_snapshot(fw, hw_running) {
             fw.snapshot_page_word(SnapshotPage::OVERFLOW_WORD)
         } else {
-            let _ = self.sbi_stop(fw, hw_running, StopFlags::empty());
+            self.sbi_stop(fw, hw_running, StopFlags::empty());
             self.info
                 .overflowed(hw_running, fw.read_counter_csr(CSR_SCOUNTOVF))
         };
@@ -914,11 +914,7 @@ impl CpuHwEvents {
     #[inline]
     fn claim(&mut self, idx: usize, offered: u64, cfg: SlotConfig) -> Result<usize, AddError> {
         let b = bit(idx);
-        if b == 0
-            || offered & b == 0
-            || self.info.raw_counter_info(idx) == 0
-            || self.masks.used() & b != 0
-        {
+        if offered & self.info.cmask & !self.masks.used() & b == 0 {
             return Err(AddError::NoCounter);
         }
         self.mark_used(b);
@@ -991,7 +987,7 @@ impl CpuHwEvents {
             return;
         }
         // Already stopped counters answer ALREADY_STOPPED; the reset still applies.
-        let _ = self.sbi_stop(fw, mask, StopFlags::RESET);
+        self.sbi_stop(fw, mask, StopFlags::RESET);
         self.masks.running &= !mask;
         self.masks.want &= !mask;
         self.forget(mask);
@@ -1042,7 +1038,7 @@ impl CpuHwEvents {
         let idx = reload.trailing_zeros() as usize;
         let value = self.init_val.get(idx).copied().unwrap_or(0);
         self.stats.flushes = self.stats.flushes.wrapping_add(1);
-        let _ = self.sbi_start_one(fw, idx, value);
+        self.sbi_start_one(fw, idx, value);
         // Plan::running_after: `want`, which is the running counters and the reload.
         self.masks.running |= reload;
         self.masks.known &= !self.masks.running;
@@ -1074,20 +1070,20 @@ impl CpuHwEvents {
         // A plain stop saves the values when there is snapshot memory: perf reads the events right
         // after.
         if plan.stop != 0 && !(self.snapshot && self.stop_taking_snapshot(fw, plan.stop)) {
-            let _ = self.sbi_stop(fw, plan.stop, StopFlags::empty());
+            self.sbi_stop(fw, plan.stop, StopFlags::empty());
         }
         if plan.reset != 0 {
-            let _ = self.sbi_stop(fw, plan.reset, StopFlags::RESET);
+            self.sbi_stop(fw, plan.reset, StopFlags::RESET);
         }
         if plan.start != 0 {
-            let _ = self.sbi_start(fw, plan.start, StartFlags::empty());
+            self.sbi_start(fw, plan.start, StartFlags::empty());
         }
         if plan.start_snapshot != 0 {
             self.start_from_snapshot(fw, plan.start_snapshot);
         }
         for idx in counters_in(plan.start_with_value) {
             let value = self.init_val.get(idx).copied().unwrap_or(0);
-            let _ = self.sbi_start_one(fw, idx, value);
+            self.sbi_start_one(fw, idx, value);
         }
     }
 
@@ -1105,7 +1101,7 @@ impl CpuHwEvents {
     /// `counter_stop(mask, TAKE_SNAPSHOT)`, keeping the saved values as known. False (and nothing
     /// kept) when the call failed.
     fn stop_taking_snapshot<F: Firmware>(&mut self, fw: &mut F, mask: u64) -> bool {
-        if self.sbi_stop(fw, mask, StopFlags::TAKE_SNAPSHOT).is_err() {
+        if !self.sbi_stop(fw, mask, StopFlags::TAKE_SNAPSHOT) {
             return false;
         }
         for i in counters_in(mask) {
@@ -1141,7 +1137,7 @@ impl CpuHwEvents {
         // in it without ever clearing them; INIT_SNAPSHOT loads the page, so a cleared bitmap here
         // keeps a past overflow from being reported again at the next stop.
         fw.set_snapshot_page_word(SnapshotPage::OVERFLOW_WORD, 0);
-        let _ = self.sbi_start(fw, cmask, StartFlags::INIT_SNAPSHOT);
+        self.sbi_start(fw, cmask, StartFlags::INIT_SNAPSHOT);
     }
 
     #[inline]
@@ -1151,57 +1147,42 @@ impl CpuHwEvents {
         }
     }
 
+    /// Counts the error of a failed call unless it is `benign`; whether the call did what it was
+    /// asked (succeeded, or found the counters already as asked).
     #[inline]
-    fn note_error(
-        &mut self,
-        result: Result<(), SbiError>,
-        benign: SbiError,
-    ) -> Result<(), SbiError> {
+    fn note_error(&mut self, result: Result<(), SbiError>, benign: SbiError) -> bool {
         match result {
             Err(err) if err != benign => {
                 self.stats.errors = self.stats.errors.wrapping_add(1);
-                Err(err)
+                false
             }
-            _ => Ok(()),
+            _ => true,
         }
     }
 
+    /// `counter_stop(cmask, flags)`, counted; whether it stopped them ([`CpuHwEvents::note_error`]).
     #[inline]
-    fn sbi_stop<F: Firmware>(
-        &mut self,
-        fw: &mut F,
-        cmask: u64,
-        flags: StopFlags,
-    ) -> Result<(), SbiError> {
+    fn sbi_stop<F: Firmware>(&mut self, fw: &mut F, cmask: u64, flags: StopFlags) -> bool {
         self.count(Fid::CounterStop);
         // RV64 and at most 64 counters: counter_idx_base 0 and one mask word cover them all.
         let r = fw.counter_stop(0, cmask as usize, flags);
         self.note_error(r, SbiError::AlreadyStopped)
     }
 
+    /// `counter_start(cmask, flags)`, counted.
     #[inline]
-    fn sbi_start<F: Firmware>(
-        &mut self,
-        fw: &mut F,
-        cmask: u64,
-        flags: StartFlags,
-    ) -> Result<(), SbiError> {
+    fn sbi_start<F: Firmware>(&mut self, fw: &mut F, cmask: u64, flags: StartFlags) {
         self.count(Fid::CounterStart);
         let r = fw.counter_start(0, cmask as usize, flags, 0);
-        self.note_error(r, SbiError::AlreadyStarted)
+        self.note_error(r, SbiError::AlreadyStarted);
     }
 
-    /// Starts counter `idx` from `value` ([`Firmware::counter_start_one`]).
+    /// Starts counter `idx` from `value` ([`Firmware::counter_start_one`]), counted.
     #[inline(always)]
-    fn sbi_start_one<F: Firmware>(
-        &mut self,
-        fw: &mut F,
-        idx: usize,
-        value: u64,
-    ) -> Result<(), SbiError> {
+    fn sbi_start_one<F: Firmware>(&mut self, fw: &mut F, idx: usize, value: u64) {
         self.count(Fid::CounterStart);
         let r = fw.counter_start_one(idx, value);
-        self.note_error(r, SbiError::AlreadyStarted)
+        self.note_error(r, SbiError::AlreadyStarted);
     }
 
     fn sbi_cfg_match<F: Firmware>(
