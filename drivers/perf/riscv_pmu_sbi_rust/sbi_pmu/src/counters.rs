@@ -545,7 +545,9 @@ impl PmuInfo {
         hw: &mut impl HwEvent,
     ) -> Result<EventRequest, MapError> {
         let req = event_map(attr, self.version)?;
-        std_events.check(&req)?;
+        if !std_events.is_available(req.event_idx) {
+            return Err(MapError::Unavailable);
+        }
         hw.set_pmu_private(self.event_cmask(req.event_idx, req.event_data, maps)?);
         hw.set_idx(IDX_NONE);
         hw.set_event_base(u64::from(req.event_idx.raw()));
@@ -663,11 +665,8 @@ impl PmuInfo {
     /// which tells user space to use read(2).
     #[inline]
     pub fn event_idx(&self, flags: HwFlags, idx: impl FnOnce() -> i32) -> u32 {
-        if !flags.contains(HwFlags::USER_READ_CNT) {
-            return 0;
-        }
-        self.event_csr_index(idx())
-            .map_or(0, |csr| u32::from(csr) + 1)
+        let csr = self.event_csr_index(flags, HwFlags::USER_READ_CNT, idx);
+        csr.map_or(0, |csr| u32::from(csr) + 1)
     }
 
     /// The `scounteren` bit of the event's counter while it runs, when user space reads it through
@@ -675,11 +674,8 @@ impl PmuInfo {
     /// counter starts and cleared when it stops. `idx` gives `hwc->idx`, read only when needed.
     #[inline]
     pub fn user_read_bit(&self, flags: HwFlags, idx: impl FnOnce() -> i32) -> Option<usize> {
-        // The flag only an mmap'd event has first: most events are not, and their test ends here.
-        if !flags.contains(HwFlags::USER_READ_CNT) {
-            return None;
-        }
-        self.user_access_bit(flags, idx)
+        let need = HwFlags::USER_ACCESS | HwFlags::USER_READ_CNT;
+        self.event_csr_index(flags, need, idx).map(|csr| 1 << csr)
     }
 
     /// The `scounteren` bit to clear when the event leaves its counter: that of any event that may
@@ -687,16 +683,23 @@ impl PmuInfo {
     /// the event runs (its bit stays set until the event leaves the counter).
     #[inline]
     pub fn user_access_bit(&self, flags: HwFlags, idx: impl FnOnce() -> i32) -> Option<usize> {
-        if !flags.contains(HwFlags::USER_ACCESS) {
-            return None;
-        }
-        self.event_csr_index(idx()).map(|csr| 1 << csr)
+        let csr = self.event_csr_index(flags, HwFlags::USER_ACCESS, idx);
+        csr.map(|csr| 1 << csr)
     }
 
-    /// [`PmuInfo::csr_index`] of the counter `hwc->idx` names.
+    /// [`PmuInfo::csr_index`] of the counter `hwc->idx` names, when the event's `flags` have all
+    /// of `need` (`idx` is not called otherwise).
     #[inline]
-    fn event_csr_index(&self, idx: i32) -> Option<u8> {
-        self.csr_index(counter_of(idx)?)
+    fn event_csr_index(
+        &self,
+        flags: HwFlags,
+        need: HwFlags,
+        idx: impl FnOnce() -> i32,
+    ) -> Option<u8> {
+        if !flags.contains(need) {
+            return None;
+        }
+        self.csr_index(counter_of(idx())?)
     }
 }
 

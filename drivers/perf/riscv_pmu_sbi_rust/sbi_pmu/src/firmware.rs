@@ -2,8 +2,9 @@
 
 //! The interface between the driver logic and the SBI implementation.
 //!
-//! [`Firmware`] has one method per SBI PMU function, plus the two things the driver does without an
-//! SBI call: reading a counter CSR, and looking at the memory it shares with firmware. The kernel
+//! [`Firmware`] has one method per SBI PMU function but `counter_fw_read_hi` (which only RV32
+//! needs), plus the two things the driver does without an SBI call: reading a counter CSR, and
+//! looking at the memory it shares with firmware. The kernel
 //! implements it with `ecall`s and `csrr`; the host tests implement it with a model of an SBI
 //! implementation. An implementation provides the raw call ([`Firmware::sbi_ecall`]), and the
 //! functions that lend no memory have default implementations over it, which encode the arguments
@@ -28,7 +29,7 @@ use crate::abi::{CfgFlags, EventIdx, Fid, SbiError, StartFlags, StopFlags};
 // conversions of `u64` arguments below are lossless because of this assertion.
 const _: () = assert!(usize::BITS == 64);
 
-/// The nine SBI PMU functions, the counter CSR reads and the shared memory views the driver uses.
+/// The SBI PMU functions, the counter CSR reads and the shared memory views the driver uses.
 ///
 /// All methods act on the calling hart (CPU): an implementation is per CPU, and the driver calls it on
 /// the CPU it belongs to with interrupts disabled.
@@ -102,12 +103,6 @@ pub trait Firmware {
     #[inline(always)]
     fn counter_fw_read(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
         self.sbi_ecall(Fid::CounterFwRead, [counter_idx, 0, 0, 0, 0, 0])
-    }
-
-    /// `sbi_pmu_counter_fw_read_hi(counter_idx)` (FID #6, SBI v2.0): the upper 32 bits of a firmware
-    /// counter on RV32, always zero on RV64.
-    fn counter_fw_read_hi(&mut self, counter_idx: usize) -> Result<usize, SbiError> {
-        self.sbi_ecall(Fid::CounterFwReadHi, [counter_idx, 0, 0, 0, 0, 0])
     }
 
     /// `sbi_pmu_snapshot_set_shmem()` (FID #7, SBI v2.0) with this hart's snapshot memory (`enable`),
@@ -197,8 +192,6 @@ mod tests {
         assert_eq!(r.last, Some((Fid::CounterStop, [0, 0x18, 3, 0, 0, 0])));
         r.counter_fw_read(20).unwrap();
         assert_eq!(r.last, Some((Fid::CounterFwRead, [20, 0, 0, 0, 0, 0])));
-        r.counter_fw_read_hi(21).unwrap();
-        assert_eq!(r.last, Some((Fid::CounterFwReadHi, [21, 0, 0, 0, 0, 0])));
         r.counter_get_info(4).unwrap();
         assert_eq!(r.last, Some((Fid::CounterGetInfo, [4, 0, 0, 0, 0, 0])));
         assert_eq!(r.read_counter_csr(0xC03), 0x1806);

@@ -19,7 +19,7 @@
 //! - [`dt`]: the `riscv,pmu` device tree event maps.
 //! - [`deleg`]: counter delegation (Smcdeleg/Ssccfg): hardware counters programmed with CSRs, the
 //!   rest by SBI, behind the same [`firmware::Firmware`] interface.
-//! - [`firmware`]: the [`firmware::Firmware`] trait, the nine SBI PMU functions (ecalls in the kernel,
+//! - [`firmware`]: the [`firmware::Firmware`] trait, the SBI PMU functions (ecalls in the kernel,
 //!   the model on the host), and how shared memory is passed to it.
 //! - [`legacy`]: the base counters `cycle` and `instret`, for firmware without the PMU extension.
 //! - [`errno`]: the Linux errno values the crate returns.
