@@ -611,12 +611,16 @@ impl Firmware for SbiFirmware {
 pub(crate) struct CpuState {
     core: CpuHwEvents,
     fw: CpuFirmware,
+    /// The counters whose events a CPU PM enter stopped, to start again at the exit (the C
+    /// driver's notifier restarts every event, also those perf had stopped).
+    pm_saved: u64,
 }
 
 impl ConstInit for CpuState {
     const INIT: Self = Self {
         core: CpuHwEvents::EMPTY,
         fw: CpuFirmware::EMPTY,
+        pm_saved: 0,
     };
 }
 
@@ -992,7 +996,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
                 stopped |= 1 << idx;
             }
             state.core.pmu_enable(&mut state.fw.hybrid());
-            state.core.set_pm_saved(stopped);
+            state.pm_saved = stopped;
         });
     }
 
@@ -1000,7 +1004,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
     /// perf had stopped stay stopped (the C driver starts them too).
     fn exit(&self, irq: &LocalInterruptDisabled) {
         self.cpus.with_local_events(irq, |state, events| {
-            let saved = state.core.take_pm_saved();
+            let saved = core::mem::take(&mut state.pm_saved);
             if saved == 0 {
                 return;
             }
@@ -1043,6 +1047,7 @@ impl CpuStarting for PmuSbiStartingCpu {
         // refuses it once is not asked again); without it counters are read with SBI calls.
         let use_snapshot = !self.no_snapshot.load(Ordering::Relaxed);
         let outcome = self.cpus.with_local(irq, |state| {
+            state.pm_saved = 0;
             state.fw.cpu_starting(state.core.info());
             let result = state
                 .core

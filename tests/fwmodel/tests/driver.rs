@@ -997,9 +997,7 @@ fn cpu_pm_cycle(sys: &mut System, low_power: impl FnOnce(&mut System)) {
         }
     }
     sys.enable(0);
-    sys.cpus[0].pmu.set_pm_saved(saved);
     low_power(sys);
-    let saved = sys.cpus[0].pmu.take_pm_saved();
     sys.disable(0);
     for e in sys.events_on(0) {
         if saved & (1 << sys.events[e].hw.counter().unwrap()) != 0 {

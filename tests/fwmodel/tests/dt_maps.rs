@@ -199,7 +199,7 @@ fn events_get_only_the_counters_the_maps_allow() {
         (cycles, 1),
     ];
     for (e, cmask) in expected {
-        assert_eq!(sys.events[e].hw.cmask(), cmask, "event {e}");
+        assert_eq!(sys.events[e].hw.pmu_private, cmask, "event {e}");
         sys.add(e, 0, true).unwrap();
         assert_eq!(
             sys.events[e].hw.counter(),
@@ -236,14 +236,14 @@ fn raw_events_no_row_matches_are_enoent() {
     // Without maps, raw events are left to firmware.
     let mut plain = d1s_system();
     let e = plain.open(attr(PERF_TYPE_RAW, 8), 0).unwrap();
-    assert_eq!(plain.events[e].hw.cmask(), 0);
+    assert_eq!(plain.events[e].hw.pmu_private, 0);
 }
 
 #[test]
 fn without_maps_events_keep_the_default_counters() {
     let mut sys = d1s_system();
     let e = sys.open(attr(PERF_TYPE_HARDWARE, 2), 0).unwrap();
-    assert_eq!(sys.events[e].hw.cmask(), 0);
+    assert_eq!(sys.events[e].hw.pmu_private, 0);
     let idx = hw(HwGeneralEvent::CacheReferences);
     assert_eq!(
         sys.info.allowed_cmask(idx, 0),
@@ -260,7 +260,8 @@ fn groups_on_one_constrained_counter_do_not_fit() {
     let misses = sys.open(attr(PERF_TYPE_HARDWARE, 3), 0).unwrap();
     let mask = |sys: &System, e: usize| {
         let hw = &sys.events[e].hw;
-        sys.info.allowed_cmask(hw.event_idx().unwrap(), hw.cmask())
+        sys.info
+            .allowed_cmask(hw.event_idx().unwrap(), hw.pmu_private)
     };
     assert!(!group_fits(&[mask(&sys, refs), mask(&sys, raw1)]));
     assert!(group_fits(&[mask(&sys, refs), mask(&sys, misses)]));
@@ -408,7 +409,7 @@ fn sysfs_lists_the_mapped_events_under_their_selectors() {
     assert_eq!(listed, expected);
     // What perf opens for `cpu/dTLB-load-misses/`: the raw event 0x4, on the dTLB counter.
     let e = sys.open(attr(PERF_TYPE_RAW, 0x4), 0).unwrap();
-    assert_eq!(sys.events[e].hw.cmask(), 1 << 6);
+    assert_eq!(sys.events[e].hw.pmu_private, 1 << 6);
     // Without raw rows no selector can be opened as a raw event: nothing is listed.
     let no_raw = DtCells {
         raw_event_to_mhpmcounters: None,

@@ -109,13 +109,6 @@ macro_rules! hw_event {
                 self.set_event_base(event_idx | last_tag << 32)
             }
 
-            /// The logical counters the event may use (the driver's private word), narrowed from
-            /// [`PmuInfo::default_event_cmask`] by the device tree event maps at event_init; 0 when
-            /// nothing narrows them.
-            fn cmask(&self) -> u64 {
-                self.pmu_private()
-            }
-
             /// The counter the event holds, when `idx` names one of the 64 possible counters.
             fn counter(&self) -> Option<usize> {
                 counter_of(self.idx())
@@ -177,7 +170,9 @@ hw_event! {
     prev_count set_prev_count: u64 = 0;
     /// `hwc->period_left`.
     period_left set_period_left: i64 = 0;
-    /// `event->pmu_private`: the counter mask ([`HwEvent::cmask`]).
+    /// `event->pmu_private`: the logical counters the event may use, narrowed from
+    /// [`PmuInfo::default_event_cmask`] by the device tree event maps at event_init
+    /// ([`PmuInfo::event_cmask`]); 0 when nothing narrows them.
     pmu_private set_pmu_private: u64 = 0;
     /// `event->id`: who the event is, so that a counter parked by the event goes back to that
     /// event only; 0 when unknown, and then any event of the same configuration may take it.

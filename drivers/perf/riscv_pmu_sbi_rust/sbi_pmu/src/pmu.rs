@@ -148,8 +148,6 @@ pub struct CtrMasks {
     pub known: u64,
     /// Counters whose overflow is being handled.
     pub ovf_pending: u64,
-    /// Counters whose events a CPU PM enter stopped, to start again at the exit.
-    pub pm_saved: u64,
 }
 
 impl CtrMasks {
@@ -166,7 +164,6 @@ impl CtrMasks {
         fresh: 0,
         known: 0,
         ovf_pending: 0,
-        pm_saved: 0,
     };
 
     /// The counters events hold.
@@ -203,8 +200,6 @@ impl CtrMasks {
 /// - `ovf_pending` is zero outside the overflow handler; [`CpuHwEvents::overflow_begin`] sets it
 ///   to the held hardware counters (within `used_hw_ctrs`) it stopped and found overflowed, and
 ///   [`CpuHwEvents::overflow_end`] clears it.
-/// - `pm_saved` is the CPU PM notifier's record ([`CpuHwEvents::set_pm_saved`]); the core keeps no
-///   relation between it and the other masks.
 #[derive(Clone, Debug)]
 pub struct CpuHwEvents {
     info: PmuInfo,
@@ -341,17 +336,6 @@ impl CpuHwEvents {
         self.snapshot = false;
         self.count(Fid::SnapshotSetShmem);
         fw.snapshot_set_shmem(false)
-    }
-
-    /// Records the counters whose events a CPU PM enter stopped (the C driver's notifier restarts
-    /// every event at the exit, also those perf had stopped; only these are restarted).
-    pub fn set_pm_saved(&mut self, ctrs: u64) {
-        self.masks.pm_saved = ctrs;
-    }
-
-    /// The counters [`CpuHwEvents::set_pm_saved`] recorded, forgotten now.
-    pub fn take_pm_saved(&mut self) -> u64 {
-        core::mem::take(&mut self.masks.pm_saved)
     }
 
     /// `pmu->pmu_disable`: from now until the matching [`CpuHwEvents::pmu_enable`], operations are
@@ -826,7 +810,7 @@ impl CpuHwEvents {
         };
         let is_fw = matches!(event_idx.ty(), EventType::Firmware);
         // Firmware counters for firmware events, hardware counters for the others.
-        let allowed = self.info.allowed_cmask(event_idx, hw.cmask());
+        let allowed = self.info.allowed_cmask(event_idx, hw.pmu_private());
 
         if hw.hw_flags().contains(HwFlags::LEGACY) && !is_fw {
             let fixed = u64::from(event_idx.fixed_counter());
