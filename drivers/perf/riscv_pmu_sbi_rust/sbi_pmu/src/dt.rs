@@ -181,9 +181,8 @@ impl RawCounterMap {
 /// The validated event maps of a `riscv,pmu` node, borrowing the property cells.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DtPmuMaps<'a> {
-    selectors: &'a [u32],
-    counters: &'a [u32],
-    raw: &'a [u32],
+    /// The cells of each property, in the order of [`DtProperty::ALL`].
+    cells: [&'a [u32]; 3],
 }
 
 fn cell(row: &[u32], i: usize) -> u32 {
@@ -282,19 +281,17 @@ impl<'a> DtPmuMaps<'a> {
         raw_event_to_mhpmcounters: &'a [u32],
     ) -> Self {
         Self {
-            selectors: event_to_mhpmevent,
-            counters: event_to_mhpmcounters,
-            raw: raw_event_to_mhpmcounters,
+            cells: [
+                event_to_mhpmevent,
+                event_to_mhpmcounters,
+                raw_event_to_mhpmcounters,
+            ],
         }
     }
 
     /// The cells of a property.
     const fn cells(&self, property: DtProperty) -> &'a [u32] {
-        match property {
-            DtProperty::EventToMhpmevent => self.selectors,
-            DtProperty::EventToMhpmcounters => self.counters,
-            DtProperty::RawEventToMhpmcounters => self.raw,
-        }
+        self.cells[property as usize]
     }
 
     /// The rows of a property.
@@ -347,7 +344,7 @@ impl<'a> DtPmuMaps<'a> {
 
     fn check_raw(&self) -> Result<(), DtError> {
         let property = DtProperty::RawEventToMhpmcounters;
-        let have_ranges = !self.counters.is_empty();
+        let have_ranges = self.covers_std_events();
         for (row, cells) in self.rows(property).enumerate() {
             let r = raw_map(cells);
             // Raw rows are registered for event_idx 0x20000, above SBI_PMU_HW_INSTRUCTIONS.
@@ -386,14 +383,14 @@ impl<'a> DtPmuMaps<'a> {
     /// Whether no property had any row (for the tests).
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
-        self.selectors.is_empty() && self.counters.is_empty() && self.raw.is_empty()
+        self.cells.iter().all(|cells| cells.is_empty())
     }
 
     /// Whether the maps say which standard events the platform counts: `riscv,event-to-mhpmcounters`
     /// has rows. A standard event no row covers is then not countable (cycles and instructions
     /// still are, on their fixed counters), as OpenSBI refuses to configure a counter for it.
     pub fn covers_std_events(&self) -> bool {
-        !self.counters.is_empty()
+        !self.cells(DtProperty::EventToMhpmcounters).is_empty()
     }
 
     /// The rows of `riscv,event-to-mhpmevent`.

@@ -142,31 +142,18 @@ pub const fn pmu_event_find_cache(config: u64) -> Result<EventIdx, MapError> {
 /// `exclude_hv` inhibits S mode (the host kernel, which is the hypervisor); for host events they
 /// inhibit S and U mode and `exclude_hv` is ignored. `exclude_host` inhibits U and S, `exclude_guest`
 /// VS and VU. M mode is never inhibited.
-pub const fn filter_flags(attr: &EventAttr) -> CfgFlags {
+pub fn filter_flags(attr: &EventAttr) -> CfgFlags {
     let guest = attr.config1 & RISCV_PMU_CONFIG1_GUEST_EVENTS != 0;
+    let (vs, vu) = (CfgFlags::SET_VSINH, CfgFlags::SET_VUINH);
+    let (s, u) = (CfgFlags::SET_SINH, CfgFlags::SET_UINH);
     // The modes `exclude_kernel` and `exclude_user` inhibit.
-    let (kernel, user) = if guest {
-        (CfgFlags::SET_VSINH, CfgFlags::SET_VUINH)
-    } else {
-        (CfgFlags::SET_SINH, CfgFlags::SET_UINH)
-    };
-    let mut bits = 0;
-    if attr.exclude_kernel {
-        bits |= kernel.bits();
-    }
-    if attr.exclude_user {
-        bits |= user.bits();
-    }
-    if guest && attr.exclude_hv {
-        bits |= CfgFlags::SET_SINH.bits();
-    }
-    if attr.exclude_host {
-        bits |= CfgFlags::SET_UINH.bits() | CfgFlags::SET_SINH.bits();
-    }
-    if attr.exclude_guest {
-        bits |= CfgFlags::SET_VSINH.bits() | CfgFlags::SET_VUINH.bits();
-    }
-    CfgFlags::from_bits_retain(bits)
+    let (kernel, user) = if guest { (vs, vu) } else { (s, u) };
+    let when = |exclude: bool, flags: CfgFlags| if exclude { flags } else { CfgFlags::empty() };
+    when(attr.exclude_kernel, kernel)
+        | when(attr.exclude_user, user)
+        | when(guest && attr.exclude_hv, s)
+        | when(attr.exclude_host, u | s)
+        | when(attr.exclude_guest, vs | vu)
 }
 
 /// `pmu_sbi_event_map()`: maps a perf attribute to the SBI request, with the C driver's errno for every
