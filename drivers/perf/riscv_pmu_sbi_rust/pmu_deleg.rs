@@ -172,7 +172,7 @@ impl CpuFirmware {
     /// the functions it asks for, which delegated counters carry out without a call).
     pub(crate) fn sbi_stats(&self, mut st: PmuStats) -> PmuStats {
         if self.deleg.active() {
-            st.calls = *self.deleg.sbi_calls();
+            st.calls = self.deleg.sbi_calls;
         }
         st
     }

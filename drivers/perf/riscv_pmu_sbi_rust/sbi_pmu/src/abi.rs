@@ -81,41 +81,6 @@ impl SbiVersion {
     }
 }
 
-/// The function IDs of the PMU extension (Table 20, "PMU Function List").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(usize)]
-pub enum Fid {
-    /// `sbi_pmu_num_counters` (FID #0).
-    NumCounters = 0,
-    /// `sbi_pmu_counter_get_info` (FID #1).
-    CounterGetInfo = 1,
-    /// `sbi_pmu_counter_config_matching` (FID #2).
-    CounterConfigMatching = 2,
-    /// `sbi_pmu_counter_start` (FID #3).
-    CounterStart = 3,
-    /// `sbi_pmu_counter_stop` (FID #4).
-    CounterStop = 4,
-    /// `sbi_pmu_counter_fw_read` (FID #5).
-    CounterFwRead = 5,
-    /// `sbi_pmu_counter_fw_read_hi` (FID #6).
-    CounterFwReadHi = 6,
-    /// `sbi_pmu_snapshot_set_shmem` (FID #7).
-    SnapshotSetShmem = 7,
-    /// `sbi_pmu_event_get_info` (FID #8).
-    EventGetInfo = 8,
-}
-
-impl Fid {
-    /// The number of functions (IDs 0 to 8): the size of a table indexed by [`Fid::id`].
-    pub const COUNT: usize = 9;
-
-    /// The function ID passed in `a6`.
-    #[inline]
-    pub const fn id(self) -> usize {
-        self as usize
-    }
-}
-
 /// Defines [`SbiError`] from one table of the SBI error codes, so that its decoding
 /// ([`SbiError::from_code`]) and encoding ([`SbiError::code`]) cannot disagree.
 macro_rules! sbi_errors {
@@ -377,14 +342,15 @@ bitflags! {
 }
 
 /// Defines enums whose discriminants are the IDs of a table of the specification, each with `ALL`,
-/// its values in ID order, and a `const fn` decoding an ID (`None` for IDs the table does not define),
-/// so that every table is written once.
+/// its values in ID order, a `const fn` decoding an ID (`None` for IDs the table does not define)
+/// and optionally one giving the ID, so that every table is written once.
 macro_rules! id_enums {
     ($(
         $(#[$doc:meta])*
         pub enum $name:ident: $repr:ty, $from:ident($arg:ty), $n:literal {
             $($(#[$vdoc:meta])* $variant:ident = $id:literal,)*
         }
+        $(fn $get:ident() -> $ret:ty, $gdoc:literal;)?
     )*) => {$(
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -405,11 +371,40 @@ macro_rules! id_enums {
                     _ => None,
                 }
             }
+
+            $(#[doc = $gdoc]
+            #[inline]
+            pub const fn $get(self) -> $ret {
+                self as $ret
+            })?
         }
     )*};
 }
 
 id_enums! {
+    /// The function IDs of the PMU extension (Table 20, "PMU Function List").
+    pub enum Fid: usize, from_id(usize), 9 {
+        /// `sbi_pmu_num_counters` (FID #0).
+        NumCounters = 0,
+        /// `sbi_pmu_counter_get_info` (FID #1).
+        CounterGetInfo = 1,
+        /// `sbi_pmu_counter_config_matching` (FID #2).
+        CounterConfigMatching = 2,
+        /// `sbi_pmu_counter_start` (FID #3).
+        CounterStart = 3,
+        /// `sbi_pmu_counter_stop` (FID #4).
+        CounterStop = 4,
+        /// `sbi_pmu_counter_fw_read` (FID #5).
+        CounterFwRead = 5,
+        /// `sbi_pmu_counter_fw_read_hi` (FID #6).
+        CounterFwReadHi = 6,
+        /// `sbi_pmu_snapshot_set_shmem` (FID #7).
+        SnapshotSetShmem = 7,
+        /// `sbi_pmu_event_get_info` (FID #8).
+        EventGetInfo = 8,
+    }
+    fn id() -> usize, "The function ID passed in `a6`.";
+
     /// The event type in `event_idx[19:16]` (Table 1, "PMU Event Type").
     pub enum EventType: u8, from_raw(u32), 5 {
         /// Type #0: hardware general events (Table 2).
@@ -423,6 +418,7 @@ id_enums! {
         /// Type #15: firmware events (Table 6).
         Firmware = 15,
     }
+    fn raw() -> u32, "The 4-bit value of the type field.";
 
     /// Hardware general events (Table 2, "PMU Hardware Events"); the discriminant is the event code.
     /// `from_code` returns `None` for SBI_PMU_HW_NO_EVENT (0) and undefined codes.
@@ -448,6 +444,7 @@ id_enums! {
         /// SBI_PMU_HW_REF_CPU_CYCLES: each reference CPU cycle.
         RefCpuCycles = 10,
     }
+    fn code() -> u16, "The event code.";
 
     /// Cache event IDs (Table 3, "PMU Cache Event ID"); they equal perf's `PERF_COUNT_HW_CACHE_*` ids.
     pub enum CacheId: u16, from_raw(u16), 7 {
@@ -483,14 +480,6 @@ id_enums! {
         Access = 0,
         /// SBI_PMU_HW_CACHE_RESULT_MISS: cache miss.
         Miss = 1,
-    }
-}
-
-impl EventType {
-    /// The 4-bit value of the type field.
-    #[inline]
-    pub const fn raw(self) -> u32 {
-        self as u32
     }
 }
 
@@ -606,11 +595,9 @@ impl EventIdx {
     }
 }
 
-impl HwGeneralEvent {
-    /// The event code.
-    pub const fn code(self) -> u16 {
-        self as u16
-    }
+impl Fid {
+    /// The number of functions (IDs 0 to 8): the size of a table indexed by [`Fid::id`].
+    pub const COUNT: usize = Self::ALL.len();
 }
 
 /// The number of hardware cache events the driver knows: 7 caches × 3 operations × 2 results.

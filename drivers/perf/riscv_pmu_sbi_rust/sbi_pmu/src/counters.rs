@@ -196,6 +196,14 @@ pub const fn bit(idx: usize) -> u64 {
     }
 }
 
+/// Sets `slots[idx]`; nothing for an index past the table.
+#[inline(always)]
+pub(crate) fn set_slot<T>(slots: &mut [T; RISCV_MAX_COUNTERS], idx: usize, value: T) {
+    if let Some(slot) = slots.get_mut(idx) {
+        *slot = value;
+    }
+}
+
 /// The counters in `mask`, lowest first: the index of each set bit.
 #[inline]
 pub fn counters_in(mut mask: u64) -> impl Iterator<Item = usize> {
@@ -455,12 +463,8 @@ impl PmuInfo {
     /// for no narrowing): the mask `counter_config_matching` is offered.
     #[inline]
     pub fn allowed_cmask(&self, event_idx: EventIdx, hw_cmask: u64) -> u64 {
-        let default = self.default_event_cmask(event_idx);
-        if hw_cmask == 0 {
-            default
-        } else {
-            default & hw_cmask
-        }
+        let narrowed = if hw_cmask == 0 { u64::MAX } else { hw_cmask };
+        self.default_event_cmask(event_idx) & narrowed
     }
 
     /// The logical counters the device tree event maps let an event use, within

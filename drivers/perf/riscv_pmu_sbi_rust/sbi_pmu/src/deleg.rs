@@ -29,7 +29,7 @@ use crate::abi::{
     CfgFlags, EventIdx, EventType, Fid, HwGeneralEvent, SbiError, StartFlags, StopFlags,
     RISCV_MAX_COUNTERS,
 };
-use crate::counters::{bit, counters_in, PmuInfo};
+use crate::counters::{bit, counters_in, set_slot, PmuInfo};
 use crate::dt::DtPmuMaps;
 use crate::firmware::Firmware;
 
@@ -203,7 +203,7 @@ pub struct Delegation {
     /// What [`Hybrid`] did on this CPU: the SBI calls it forwarded to the SBI implementation, by
     /// function ID. Starts, stops and configurations are counted while any counter is delegated;
     /// without, the core's own statistics count them.
-    sbi_calls: [u64; Fid::COUNT],
+    pub sbi_calls: [u64; Fid::COUNT],
 }
 
 impl Delegation {
@@ -254,11 +254,6 @@ impl Delegation {
     /// Whether any counter is programmed with CSRs.
     pub fn active(&self) -> bool {
         self.delegated != 0
-    }
-
-    /// The SBI calls forwarded to the SBI implementation, by function ID.
-    pub fn sbi_calls(&self) -> &[u64; Fid::COUNT] {
-        &self.sbi_calls
     }
 
     /// The hardware counters (bit `n` = counter `n`) of the logical counters in `mask`.
@@ -385,9 +380,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
             self.hart.sireg2_write(0);
         }
         self.hart.sireg2_write(event | MHPMEVENT_OF);
-        if let Some(slot) = self.deleg.event.get_mut(idx) {
-            *slot = event;
-        }
+        set_slot(&mut self.deleg.event, idx, event);
         self.deleg.configured |= bit(idx);
         self.deleg.started &= !bit(idx);
         self.hart.sireg_write(0);
@@ -515,9 +508,7 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
                 // as the end of the counter's event (QEMU 10.0 does), and a counter without an
                 // event cannot overflow.
                 self.hart.sireg2_write(0);
-                if let Some(slot) = self.deleg.event.get_mut(idx) {
-                    *slot = 0;
-                }
+                set_slot(&mut self.deleg.event, idx, 0);
             }
             self.deleg.configured &= !mine;
         }

@@ -34,8 +34,8 @@ use crate::abi::{
     SnapshotPage, StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use crate::counters::{
-    bit, counters_in, counting_floor, event_set_period, event_update_with, HesState, HwEvent,
-    HwFlags, PmuInfo, IDX_NONE,
+    bit, counters_in, counting_floor, event_set_period, event_update_with, set_slot, HesState,
+    HwEvent, HwFlags, PmuInfo, IDX_NONE,
 };
 use crate::errno::ENOENT;
 use crate::firmware::Firmware;
@@ -215,14 +215,6 @@ pub struct CpuHwEvents {
     /// The configuration of each counter parked or held, in firmware.
     mapped: [Option<SlotConfig>; RISCV_MAX_COUNTERS],
     stats: PmuStats,
-}
-
-/// Sets `slots[idx]`; nothing for an index past the table.
-#[inline(always)]
-fn set_slot<T>(slots: &mut [T; RISCV_MAX_COUNTERS], idx: usize, value: T) {
-    if let Some(slot) = slots.get_mut(idx) {
-        *slot = value;
-    }
 }
 
 impl CpuHwEvents {
