@@ -418,17 +418,11 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
             return Ok(idx);
         }
         // Counters that are not delegated, firmware events, events without a selector here.
-        if mine == 0 {
-            self.count_sbi(Fid::CounterConfigMatching);
-            return self
-                .hart
-                .counter_config_matching(base, mask, flags, event_idx, event_data);
-        }
-        let rest = offered & !self.deleg.delegated;
-        if rest == 0 {
-            return Err(SbiError::NotSupported);
-        }
-        let (base, mask) = Self::base_mask(rest);
+        let (base, mask) = match offered & !self.deleg.delegated {
+            _ if mine == 0 => (base, mask),
+            0 => return Err(SbiError::NotSupported),
+            rest => Self::base_mask(rest),
+        };
         self.count_sbi(Fid::CounterConfigMatching);
         self.hart
             .counter_config_matching(base, mask, flags, event_idx, event_data)
@@ -467,16 +461,15 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
         }
         self.hart.scountinhibit_clear(self.deleg.hw_bits(to_start));
         self.deleg.started |= to_start;
-        if rest != 0 {
-            // Without snapshot memory (delegation has none) the base changes nothing.
-            let (base, mask) = Self::base_mask(rest);
-            self.count_sbi(Fid::CounterStart);
-            let r = self.hart.counter_start(base, mask, flags, initial_value);
-            if r.is_err() {
-                result = r;
-            }
+        if rest == 0 {
+            return result;
         }
-        result
+        // Without snapshot memory (delegation has none) the base changes nothing. An error of the
+        // SBI implementation wins over the delegated counters' one.
+        let (base, mask) = Self::base_mask(rest);
+        self.count_sbi(Fid::CounterStart);
+        let r = self.hart.counter_start(base, mask, flags, initial_value);
+        r.and(result)
     }
 
     /// [`Firmware::counter_stop`] with counters delegated.
@@ -512,15 +505,14 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
             }
             self.deleg.configured &= !mine;
         }
-        if rest != 0 {
-            let (base, mask) = Self::base_mask(rest);
-            self.count_sbi(Fid::CounterStop);
-            let r = self.hart.counter_stop(base, mask, flags);
-            if r.is_err() && result.is_ok() {
-                result = r;
-            }
+        if rest == 0 {
+            return result;
         }
-        result
+        // An error of the delegated counters wins over the SBI implementation's one.
+        let (base, mask) = Self::base_mask(rest);
+        self.count_sbi(Fid::CounterStop);
+        let r = self.hart.counter_stop(base, mask, flags);
+        result.and(r)
     }
 }
 
