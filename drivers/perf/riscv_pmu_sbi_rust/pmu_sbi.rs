@@ -301,7 +301,7 @@ pub(crate) fn pmu_sbi_check_c_driver() -> Result {
 /// Whether firmware implements the SBI PMU extension (SBI v0.3 or later, and the extension
 /// probed): without it the module registers the legacy PMU.
 pub(crate) fn has_pmu_extension() -> bool {
-    SbiVersion::from_raw(arch::sbi_spec_version()).at_least(SbiVersion::V0_3)
+    SbiVersion::from_raw(arch::sbi_spec_version()) >= SbiVersion::V0_3
         && arch::sbi_probe_extension(EXT_PMU)
 }
 
@@ -450,7 +450,7 @@ impl SbiPmu {
     /// driver of 6.12 shows them; the C driver of 7.x shows the 56 bits of raw events v2 on every
     /// firmware (and refuses the bits above the firmware's field at event_init, as this driver does).
     pub(crate) fn attr_groups(&self) -> &'static AttributeGroups<2> {
-        if self.info.version.at_least(SbiVersion::V3_0) || compat::KERNEL_MAJOR >= 7 {
+        if self.info.version >= SbiVersion::V3_0 || compat::KERNEL_MAJOR >= 7 {
             &RISCV_PMU_ATTR_GROUPS_V2
         } else {
             &RISCV_PMU_ATTR_GROUPS
@@ -461,7 +461,7 @@ impl SbiPmu {
     pub(crate) fn init_cpu_state(&self, state: &mut CpuState) {
         state.core.reinit(&self.info);
         state.fw.init(
-            SbiFirmware::new(self.info.version.at_least(SbiVersion::V2_0)),
+            SbiFirmware::new(self.info.version >= SbiVersion::V2_0),
             self.deleg.as_ref(),
         );
     }
@@ -1053,7 +1053,7 @@ impl CpuStarting for PmuSbiStartingCpu {
                 .core
                 .cpu_starting(&mut state.fw.hybrid(), use_snapshot);
             let missing_page = use_snapshot
-                && state.core.info().version.at_least(SbiVersion::V2_0)
+                && state.core.info().version >= SbiVersion::V2_0
                 && !state.fw.hart.has_snapshot_mem();
             (result, state.core.snapshot_enabled(), missing_page)
         });

@@ -114,7 +114,7 @@ impl PerEvent {
             // Counters that are not configured make this fail; it still stops the others.
             let _ = fw.counter_stop(0, self.info.cmask as usize, StopFlags::RESET);
         }
-        if !self.info.version.at_least(SbiVersion::V2_0) {
+        if self.info.version < SbiVersion::V2_0 {
             return Ok(());
         }
         if !fw.has_snapshot_mem() {

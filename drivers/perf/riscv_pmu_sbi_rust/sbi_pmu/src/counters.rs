@@ -578,7 +578,7 @@ impl PmuInfo {
     /// with a `counter_stop` with RESET; only SBI_ERR_NOT_SUPPORTED marks an event unavailable, as in
     /// the C driver.
     pub fn check_std_events<F: Firmware>(&self, fw: &mut F) -> StdEvents {
-        if self.version.at_least(SbiVersion::V3_0) {
+        if self.version >= SbiVersion::V3_0 {
             if let Some(found) = self.check_std_events_info(fw) {
                 return found;
             }

@@ -187,8 +187,8 @@ pub fn event_map(attr: &EventAttr, version: SbiVersion) -> Result<EventRequest, 
 
 /// The hardware raw event of an SBI version and the `config` bits its `event_data` takes: raw
 /// events v2 (`config:0-55`) with SBI v3.0, else `config:0-47`.
-pub const fn raw_event(version: SbiVersion) -> (EventIdx, u64) {
-    if version.at_least(SbiVersion::V3_0) {
+pub fn raw_event(version: SbiVersion) -> (EventIdx, u64) {
+    if version >= SbiVersion::V3_0 {
         (EventIdx::RAW_V2, RISCV_PMU_RAW_EVENT_V2_MASK)
     } else {
         (EventIdx::RAW, RISCV_PMU_RAW_EVENT_MASK)

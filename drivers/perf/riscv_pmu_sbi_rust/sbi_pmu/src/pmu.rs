@@ -304,8 +304,7 @@ impl CpuHwEvents {
         self.clear();
         // Counters that are not configured or already stopped make the stop fail; it is still done.
         self.reset_now(fw, self.info.cmask);
-        if !use_snapshot || !self.info.version.at_least(SbiVersion::V2_0) || !fw.has_snapshot_mem()
-        {
+        if !use_snapshot || self.info.version < SbiVersion::V2_0 || !fw.has_snapshot_mem() {
             return Ok(());
         }
         for word in 0..SnapshotPage::USED_WORDS {
@@ -599,15 +598,13 @@ impl CpuHwEvents {
             value
         } else if info.is_firmware() {
             self.count(Fid::CounterFwRead);
-            match fw.counter_fw_read(idx) {
-                // RV64: the value register holds the whole 64-bit counter.
-                Ok(v) => v as u64,
-                Err(_) => {
-                    // The C driver would take 0 as the value and add garbage; keep the count instead.
-                    self.stats.errors = self.stats.errors.wrapping_add(1);
-                    return 0;
-                }
-            }
+            let Ok(v) = fw.counter_fw_read(idx) else {
+                // The C driver would take 0 as the value and add garbage; keep the count instead.
+                self.stats.errors = self.stats.errors.wrapping_add(1);
+                return 0;
+            };
+            // RV64: the value register holds the whole 64-bit counter.
+            v as u64
         } else {
             fw.read_counter_csr(info.csr)
         };
@@ -793,25 +790,21 @@ impl CpuHwEvents {
         hw: &impl HwEvent,
     ) -> Result<usize, AddError> {
         let event_idx = hw.event_idx().ok_or(AddError::NoCounter)?;
-        let cfg = SlotConfig {
+        let mut cfg = SlotConfig {
             event_idx,
             event_data: hw.config(),
             // Only the filter hints come from the event; the other flags are the driver's choice.
             // CAST: `usize` is 64 bits on RV64.
             cflags: CfgFlags::from_bits_retain(hw.config_base() as usize) & CfgFlags::INHIBIT_HINTS,
         };
-        let is_fw = matches!(event_idx.ty(), EventType::Firmware);
         // Firmware counters for firmware events, hardware counters for the others.
         let allowed = self.info.allowed_cmask(event_idx, hw.pmu_private());
 
-        if hw.hw_flags().contains(HwFlags::LEGACY) && !is_fw {
+        if hw.hw_flags().contains(HwFlags::LEGACY) && event_idx.ty() != EventType::Firmware {
             let fixed = u64::from(event_idx.fixed_counter());
             let fixed = self.info.logical_from_hw(fixed);
             if fixed != 0 {
-                let cfg = SlotConfig {
-                    cflags: cfg.cflags | CfgFlags::SKIP_MATCH,
-                    ..cfg
-                };
+                cfg.cflags |= CfgFlags::SKIP_MATCH;
                 // SKIP_MATCH reconfigures the counter, so any parked mapping on it is gone; firmware
                 // configures only a stopped counter.
                 self.reset_now(fw, fixed & (self.masks.coasting() | self.masks.reset));
@@ -1015,7 +1008,8 @@ impl CpuHwEvents {
         let value = self.init_val.get(idx).copied().unwrap_or(0);
         self.stats.flushes = self.stats.flushes.wrapping_add(1);
         self.sbi_start_one(fw, idx, value);
-        // Plan::running_after: `want`, which is the running counters and the reload.
+        // What the plan leaves running (`want`, less the reset counters): the running counters
+        // and the reload.
         self.masks.running |= reload;
         self.masks.known &= !self.masks.running;
         self.masks.reload = 0;
@@ -1031,7 +1025,8 @@ impl CpuHwEvents {
             self.carry_out(fw, &plan);
         }
         let m = &mut self.masks;
-        m.running = Plan::running_after(m);
+        // The plan leaves what perf wants running, less the reset counters.
+        m.running = m.want & !m.reset;
         m.want &= m.running;
         m.known &= !m.running;
         m.reload = 0;
