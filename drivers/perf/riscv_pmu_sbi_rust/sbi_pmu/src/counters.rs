@@ -273,13 +273,8 @@ pub fn event_set_period(hw: &mut impl HwEvent, width_mask: u64) -> bool {
 /// counter range (as `riscv_pmu_event_set_period()` does for sampling events), capped at 2^32 events
 /// so that a 64-bit counter, which never wraps in practice, is almost never reloaded.
 #[inline]
-pub const fn counting_floor(width_mask: u64) -> u64 {
-    let half = (width_mask >> 1) + 1;
-    if half < 1 << 32 {
-        half
-    } else {
-        1 << 32
-    }
+pub fn counting_floor(width_mask: u64) -> u64 {
+    ((width_mask >> 1) + 1).min(1 << 32)
 }
 
 /// What the platform offers, found at probe: the C driver's `cmask`, `pmu_ctr_list` and SBI version.

@@ -143,8 +143,8 @@ impl Selectors {
     /// The rows of the device tree's `riscv,event-to-mhpmevent` map; `None` when it has none.
     pub fn from_maps(maps: &DtPmuMaps<'_>) -> Option<Self> {
         let mut this = Self::none();
-        for s in maps.selectors().take(MAX_SELECTORS) {
-            this.rows[this.len] = (s.event_idx.raw(), s.selector & MHPMEVENT_SELECTOR);
+        for (event_idx, selector) in maps.selectors().take(MAX_SELECTORS) {
+            this.rows[this.len] = (event_idx.raw(), selector & MHPMEVENT_SELECTOR);
             this.len += 1;
         }
         (this.len > 0).then_some(this)

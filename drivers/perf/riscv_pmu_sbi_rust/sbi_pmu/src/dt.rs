@@ -133,15 +133,6 @@ const RAW_EVENT_IDX: u32 = 0x20000;
 /// Counter bitmap bits of the fixed counters `cycle`, `time` and `instret`.
 pub const FIXED_CTR_MASK: u32 = 0x7;
 
-/// One row of `riscv,event-to-mhpmevent`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct EventSelector {
-    /// The standard event.
-    pub event_idx: EventIdx,
-    /// The 64-bit value for `mhpmeventX` (`selector_hi << 32 | selector_lo`).
-    pub selector: u64,
-}
-
 /// One row of `riscv,event-to-mhpmcounters`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CounterRange {
@@ -393,14 +384,12 @@ impl<'a> DtPmuMaps<'a> {
         !self.cells(DtProperty::EventToMhpmcounters).is_empty()
     }
 
-    /// The rows of `riscv,event-to-mhpmevent`.
-    pub fn selectors(&self) -> impl Iterator<Item = EventSelector> + 'a {
+    /// The rows of `riscv,event-to-mhpmevent`: each standard event with the 64-bit value for
+    /// `mhpmeventX` (`selector_hi << 32 | selector_lo`).
+    pub fn selectors(&self) -> impl Iterator<Item = (EventIdx, u64)> + 'a {
         self.rows(DtProperty::EventToMhpmevent).filter_map(|row| {
             let (idx, selector) = selector(row);
-            EventIdx::from_raw(idx).map(|event_idx| EventSelector {
-                event_idx,
-                selector,
-            })
+            EventIdx::from_raw(idx).map(|event_idx| (event_idx, selector))
         })
     }
 
@@ -417,8 +406,8 @@ impl<'a> DtPmuMaps<'a> {
 
     /// The `mhpmeventX` selector for a standard event (`fdt_pmu_get_select_value()`).
     pub fn selector(&self, event_idx: EventIdx) -> Option<u64> {
-        let found = self.selectors().find(|s| s.event_idx == event_idx);
-        found.map(|s| s.selector)
+        let found = self.selectors().find(|(idx, _)| *idx == event_idx);
+        found.map(|(_, selector)| selector)
     }
 
     /// The hardware counters (bit `n` = `mhpmcounterN`) the maps allow for an event, or `None` when

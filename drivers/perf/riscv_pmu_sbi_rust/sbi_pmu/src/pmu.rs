@@ -30,14 +30,15 @@
 //! from the counter, and counting events are updated on overflow too (the C driver skips them).
 //!
 use crate::abi::{
-    CfgFlags, CounterInfo, ErrnoTable, EventIdx, EventType, Fid, SbiError, SbiVersion,
-    SnapshotPage, StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
+    CfgFlags, CounterInfo, ErrnoTable, EventType, Fid, SbiError, SbiVersion, SnapshotPage,
+    StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use crate::counters::{
     bit, counters_in, counting_floor, event_set_period, event_update_with, set_slot, HesState,
     HwEvent, HwFlags, PmuInfo, IDX_NONE,
 };
 use crate::errno::ENOENT;
+use crate::events::EventRequest;
 use crate::firmware::Firmware;
 use crate::plan::Plan;
 
@@ -109,14 +110,6 @@ impl PmuStats {
         errors: 0,
         freezes: 0,
     };
-}
-
-/// The event a counter is configured for in firmware, as far as the driver knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct SlotConfig {
-    event_idx: EventIdx,
-    event_data: u64,
-    cflags: CfgFlags,
 }
 
 /// The counter bitmasks of one CPU (bit `n` = logical counter `n`), which
@@ -212,8 +205,9 @@ pub struct CpuHwEvents {
     held: [u64; RISCV_MAX_COUNTERS],
     /// The value each counter in `reload` is loaded with when it starts.
     init_val: [u64; RISCV_MAX_COUNTERS],
-    /// The configuration of each counter parked or held, in firmware.
-    mapped: [Option<SlotConfig>; RISCV_MAX_COUNTERS],
+    /// The event each counter parked or held is configured for in firmware, as far as the driver
+    /// knows.
+    mapped: [Option<EventRequest>; RISCV_MAX_COUNTERS],
     stats: PmuStats,
 }
 
@@ -790,7 +784,7 @@ impl CpuHwEvents {
         hw: &impl HwEvent,
     ) -> Result<usize, AddError> {
         let event_idx = hw.event_idx().ok_or(AddError::NoCounter)?;
-        let mut cfg = SlotConfig {
+        let mut cfg = EventRequest {
             event_idx,
             event_data: hw.config(),
             // Only the filter hints come from the event; the other flags are the driver's choice.
@@ -881,7 +875,7 @@ impl CpuHwEvents {
     /// The claim rules of `pmu_sbi_ctr_get_idx()`: the counter firmware configured must be one the
     /// driver offered, usable, and not held by another event; else ENOENT.
     #[inline]
-    fn claim(&mut self, idx: usize, offered: u64, cfg: SlotConfig) -> Result<usize, AddError> {
+    fn claim(&mut self, idx: usize, offered: u64, cfg: EventRequest) -> Result<usize, AddError> {
         let b = bit(idx);
         if offered & self.info.cmask & !self.masks.used() & b == 0 {
             return Err(AddError::NoCounter);
@@ -1160,7 +1154,7 @@ impl CpuHwEvents {
         &mut self,
         fw: &mut F,
         cmask: u64,
-        cfg: SlotConfig,
+        cfg: EventRequest,
     ) -> Result<usize, SbiError> {
         self.count(Fid::CounterConfigMatching);
         fw.counter_config_matching(0, cmask as usize, cfg.cflags, cfg.event_idx, cfg.event_data)
