@@ -980,7 +980,7 @@ impl CpuPmNotify for PmuSbiCpuPm {
     /// `CPU_PM_ENTER`: the running events stop, their counts brought up to date.
     fn enter(&self, irq: &LocalInterruptDisabled) {
         self.cpus.with_local_events(irq, |state, events| {
-            if state.core.n_events() == 0 {
+            if state.core.masks().used() == 0 {
                 return;
             }
             let mut stopped = 0u64;
@@ -1176,7 +1176,7 @@ impl SbiCallStats {
             let counters = self.cpus.with_cpu(cpu, |state| {
                 let m = state.core.masks();
                 [
-                    u64::from(state.core.n_events()),
+                    u64::from(m.used().count_ones()),
                     m.used_hw_ctrs,
                     m.used_fw_ctrs,
                     m.running & !m.coasting(),

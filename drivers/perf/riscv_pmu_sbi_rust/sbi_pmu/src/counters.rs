@@ -11,7 +11,7 @@ use crate::abi::{
     CfgFlags, CounterInfo, CounterKind, EventIdx, EventInfo, EventType, SbiError, SbiVersion,
     StopFlags, RISCV_MAX_COUNTERS,
 };
-use crate::dt::DtPmuMaps;
+use crate::dt::{DtPmuMaps, FIXED_CTR_MASK};
 use crate::events::{
     event_map, raw_event, EventAttr, EventRequest, MapError, StdEvents, UserAccess,
 };
@@ -450,7 +450,7 @@ impl PmuInfo {
             return self.fw_mask;
         }
         // The fixed counters cycle, time and instret, less the one the event may use.
-        let fixed = 0b111 & !event_idx.fixed_counter();
+        let fixed = FIXED_CTR_MASK & !event_idx.fixed_counter();
         self.hw_mask & !self.logical_from_hw(u64::from(fixed))
     }
 
@@ -659,7 +659,7 @@ impl PmuInfo {
     /// which tells user space to use read(2).
     #[inline]
     pub fn event_idx(&self, flags: HwFlags, idx: impl FnOnce() -> i32) -> u32 {
-        let csr = self.event_csr_index(flags, HwFlags::USER_READ_CNT, idx);
+        let csr = self.csr_index_if(flags.contains(HwFlags::USER_READ_CNT), idx);
         csr.map_or(0, |csr| u32::from(csr) + 1)
     }
 
@@ -668,8 +668,8 @@ impl PmuInfo {
     /// counter starts and cleared when it stops. `idx` gives `hwc->idx`, read only when needed.
     #[inline]
     pub fn user_read_bit(&self, flags: HwFlags, idx: impl FnOnce() -> i32) -> Option<usize> {
-        let need = HwFlags::USER_ACCESS | HwFlags::USER_READ_CNT;
-        self.event_csr_index(flags, need, idx).map(|csr| 1 << csr)
+        let readable = flags.contains(HwFlags::USER_ACCESS | HwFlags::USER_READ_CNT);
+        self.csr_index_if(readable, idx).map(|csr| 1 << csr)
     }
 
     /// The `scounteren` bit to clear when the event leaves its counter: that of any event that may
@@ -677,20 +677,15 @@ impl PmuInfo {
     /// the event runs (its bit stays set until the event leaves the counter).
     #[inline]
     pub fn user_access_bit(&self, flags: HwFlags, idx: impl FnOnce() -> i32) -> Option<usize> {
-        let csr = self.event_csr_index(flags, HwFlags::USER_ACCESS, idx);
+        let csr = self.csr_index_if(flags.contains(HwFlags::USER_ACCESS), idx);
         csr.map(|csr| 1 << csr)
     }
 
-    /// [`PmuInfo::csr_index`] of the counter `hwc->idx` names, when the event's `flags` have all
-    /// of `need` (`idx` is not called otherwise).
+    /// [`PmuInfo::csr_index`] of the counter `hwc->idx` names, when `allowed` (`idx` is not
+    /// called otherwise).
     #[inline]
-    fn event_csr_index(
-        &self,
-        flags: HwFlags,
-        need: HwFlags,
-        idx: impl FnOnce() -> i32,
-    ) -> Option<u8> {
-        if !flags.contains(need) {
+    fn csr_index_if(&self, allowed: bool, idx: impl FnOnce() -> i32) -> Option<u8> {
+        if !allowed {
             return None;
         }
         self.csr_index(counter_of(idx())?)

@@ -30,7 +30,8 @@ use crate::abi::{
     RISCV_MAX_COUNTERS,
 };
 use crate::counters::{bit, counters_in, set_slot, PmuInfo};
-use crate::dt::DtPmuMaps;
+use crate::dt::{DtPmuMaps, FIXED_CTR_MASK};
+use crate::events::RISCV_PMU_RAW_EVENT_MASK;
 use crate::firmware::Firmware;
 
 /// `siselect`'s value for hardware counter 0 (`mcycle`); counter `n` is this plus `n` (Smcdeleg,
@@ -40,12 +41,6 @@ pub const SISELECT_COUNTER_BASE: usize = 0x40;
 pub const MHPMEVENT_OF: u64 = 1 << 63;
 /// The event selector bits of `mhpmevent` below the Sscofpmf bits (56 bits, raw events v2).
 pub const MHPMEVENT_SELECTOR: u64 = (1 << 56) - 1;
-/// The bits of a raw event (type #2) selector: `mhpmeventX[47:0]`.
-const RAW_V1_SELECTOR: u64 = (1 << 48) - 1;
-
-/// The hardware counters a selector register needs Smcntrpmf for (`cycle`, `instret`; `time` is
-/// reserved), as a bitmap of hardware counters.
-pub const FIXED_HW_COUNTERS: u64 = 0b111;
 
 /// The `mhpmevent` inhibit bits for the `config_matching` filter hints: SBI Table 8's SET_VUINH,
 /// SET_VSINH, SET_UINH, SET_SINH and SET_MINH (bits 3 to 7) are Sscofpmf's VUINH, VSINH, UINH, SINH
@@ -171,7 +166,7 @@ impl Selectors {
                     .find(|(idx, _)| *idx == raw)
                     .map(|(_, sel)| *sel)
             }
-            EventType::Raw => Some(event_data & RAW_V1_SELECTOR),
+            EventType::Raw => Some(event_data & RISCV_PMU_RAW_EVENT_MASK),
             EventType::RawV2 => Some(event_data & MHPMEVENT_SELECTOR),
             EventType::Firmware => None,
         }
@@ -185,12 +180,14 @@ impl Selectors {
 /// # Invariants
 ///
 /// `delegated` is within the usable hardware counters whose hardware counter is delegated and is
-/// not one of [`FIXED_HW_COUNTERS`]; `hw[i]` is the hardware counter of each logical counter `i` of
-/// `delegated` (below 32), and `identity` says whether `hw[i] == i` for all of them; `event[i]` is 0
-/// or the `mhpmevent` value (selector and inhibit bits, without `OF`) last written for counter `i`,
-/// and 0 for counters outside `delegated`; `configured` has the counters whose `event` is not 0;
-/// `started` (within `configured`) the counters whose `scountinhibit` bit the backend cleared and
-/// has not set since (only the backend writes the bits of delegated counters).
+/// not one of the fixed counters ([`FIXED_CTR_MASK`]: a selector register needs Smcntrpmf for
+/// `cycle` and `instret`, `time` is reserved); `hw[i]` is the hardware counter of each logical
+/// counter `i` of `delegated` (below 32), and `identity` says whether `hw[i] == i` for all of
+/// them; `event[i]` is 0 or the `mhpmevent` value (selector and inhibit bits, without `OF`) last
+/// written for counter `i`, and 0 for counters outside `delegated`; `configured` has the counters
+/// whose `event` is not 0; `started` (within `configured`) the counters whose `scountinhibit` bit
+/// the backend cleared and has not set since (only the backend writes the bits of delegated
+/// counters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Delegation {
     delegated: u64,
@@ -237,7 +234,7 @@ impl Delegation {
         for i in counters_in(info.hw_mask) {
             let Some(h) = info.csr_index(i) else { continue };
             let hb = 1u64 << h;
-            if delegated_hw & hb != 0 && FIXED_HW_COUNTERS & hb == 0 {
+            if delegated_hw & hb != 0 && u64::from(FIXED_CTR_MASK) & hb == 0 {
                 self.delegated |= 1 << i;
                 self.hw[i] = h;
                 self.identity &= usize::from(h) == i;

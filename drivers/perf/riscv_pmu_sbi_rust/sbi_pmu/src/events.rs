@@ -282,10 +282,7 @@ impl StdEvents {
     /// Records whether a standard event is available; other events are ignored.
     pub fn set(&mut self, idx: EventIdx, available: bool) {
         let b = Self::bit(idx).unwrap_or(0);
-        self.avail &= !b;
-        if available {
-            self.avail |= b;
-        }
+        self.avail = self.avail & !b | if available { b } else { 0 };
     }
 
     /// Whether an event may be used: standard events must have been found available; every other

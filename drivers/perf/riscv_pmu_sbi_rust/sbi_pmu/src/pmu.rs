@@ -159,7 +159,7 @@ impl CtrMasks {
         ovf_pending: 0,
     };
 
-    /// The counters events hold.
+    /// The counters events hold, one each: the C driver's `n_events` is the number of bits.
     #[inline]
     pub fn used(&self) -> u64 {
         self.used_hw_ctrs | self.used_fw_ctrs
@@ -278,11 +278,6 @@ impl CpuHwEvents {
     /// The counter bitmasks: which counters events hold, which run, which are parked.
     pub fn masks(&self) -> &CtrMasks {
         &self.masks
-    }
-
-    /// The number of events holding a counter (`n_events`): each holds one counter.
-    pub fn n_events(&self) -> u32 {
-        self.masks.used().count_ones()
     }
 
     /// `pmu_sbi_starting_cpu()`: stops and resets every counter (so no mapping survives from an
