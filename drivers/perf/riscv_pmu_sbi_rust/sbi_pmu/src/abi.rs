@@ -248,10 +248,11 @@ impl CounterInfo {
     }
 
     /// The mask of valid counter bits, `GENMASK_ULL(width, 0)` as `riscv_pmu_ctr_get_width_mask()`
-    /// computes it.
+    /// computes it. Widths above 63 are treated as 63.
     #[inline]
     pub const fn width_mask(self) -> u64 {
-        width_mask(self.width)
+        let w = if self.width > 63 { 63 } else { self.width };
+        u64::MAX >> (63 - w as u32)
     }
 
     /// Whether this is a firmware counter.
@@ -270,13 +271,6 @@ impl CounterInfo {
         // The range check above bounds the difference to 0..=31.
         Some((self.csr - CSR_CYCLE) as u8)
     }
-}
-
-/// `GENMASK_ULL(width, 0)` for an SBI width field (number of bits minus one). Widths above 63 are
-/// treated as 63.
-pub const fn width_mask(width: u8) -> u64 {
-    let w = if width > 63 { 63 } else { width as u32 };
-    u64::MAX >> (63 - w)
 }
 
 bitflags! {
@@ -895,11 +889,16 @@ mod tests {
                     assert_eq!(CounterInfo::decode(info.encode()), info);
                 }
             }
-            let mask = width_mask(width);
+            let mask = CounterInfo::decode(usize::from(width) << 12).width_mask();
             assert_eq!(mask.count_ones(), u32::from(width) + 1);
             assert_eq!(mask.trailing_ones(), u32::from(width) + 1);
         }
-        assert_eq!(width_mask(200), u64::MAX);
+        let wide = CounterInfo {
+            csr: 0xC00,
+            width: 200,
+            kind: CounterKind::Hardware,
+        };
+        assert_eq!(wide.width_mask(), u64::MAX);
     }
 
     #[test]
