@@ -50,20 +50,15 @@ pub struct SbiVersion {
 
 impl SbiVersion {
     /// SBI v0.3, the first version with the PMU extension.
-    pub const V0_3: Self = Self::new(0, 3);
+    pub const V0_3: Self = Self { major: 0, minor: 3 };
     /// SBI v2.0, which adds `counter_fw_read_hi` and the snapshot shared memory.
-    pub const V2_0: Self = Self::new(2, 0);
+    pub const V2_0: Self = Self { major: 2, minor: 0 };
     /// SBI v3.0, which adds `event_get_info` and raw events v2.
-    pub const V3_0: Self = Self::new(3, 0);
+    pub const V3_0: Self = Self { major: 3, minor: 0 };
 
     const MAJOR_SHIFT: u32 = 24;
     const MAJOR_MASK: usize = 0x7f;
     const MINOR_MASK: usize = 0xff_ffff;
-
-    /// Builds a version from its parts.
-    pub const fn new(major: u32, minor: u32) -> Self {
-        Self { major, minor }
-    }
 
     /// Decodes the value `sbi_get_spec_version()` returns: major in bits 30:24, minor in bits 23:0.
     /// Bit 31 and the bits above are reserved and ignored.
@@ -708,6 +703,10 @@ impl EventInfo {
 mod tests {
     use super::*;
 
+    fn version(major: u32, minor: u32) -> SbiVersion {
+        SbiVersion { major, minor }
+    }
+
     #[test]
     fn function_ids_match_table_20() {
         // (function, FID) rows of Table 20, transcribed from the specification.
@@ -731,23 +730,20 @@ mod tests {
 
     #[test]
     fn version_encoding_and_order() {
-        assert_eq!(SbiVersion::from_raw(0x0100_0000), SbiVersion::new(1, 0));
+        assert_eq!(SbiVersion::from_raw(0x0100_0000), version(1, 0));
         assert_eq!(SbiVersion::from_raw(0x0000_0003), SbiVersion::V0_3);
         assert_eq!(SbiVersion::from_raw(0x0200_0000), SbiVersion::V2_0);
         assert_eq!(SbiVersion::from_raw(0x0300_0000), SbiVersion::V3_0);
         // Bit 31 is reserved and ignored; the major version is 7 bits.
-        assert_eq!(SbiVersion::from_raw(0x8300_0001), SbiVersion::new(3, 1));
-        assert_eq!(
-            SbiVersion::from_raw(0x7fff_ffff),
-            SbiVersion::new(0x7f, 0xff_ffff)
-        );
-        assert_eq!(SbiVersion::from_raw(0x0300_0005), SbiVersion::new(3, 5));
-        assert_eq!(SbiVersion::from_raw(0), SbiVersion::new(0, 0));
+        assert_eq!(SbiVersion::from_raw(0x8300_0001), version(3, 1));
+        assert_eq!(SbiVersion::from_raw(0x7fff_ffff), version(0x7f, 0xff_ffff));
+        assert_eq!(SbiVersion::from_raw(0x0300_0005), version(3, 5));
+        assert_eq!(SbiVersion::from_raw(0), version(0, 0));
         assert!(SbiVersion::V0_3 < SbiVersion::V2_0);
         assert!(SbiVersion::V2_0 < SbiVersion::V3_0);
-        assert!(SbiVersion::new(2, 1) > SbiVersion::V2_0);
-        assert!(SbiVersion::new(1, 99) < SbiVersion::V2_0);
-        assert!(SbiVersion::new(3, 0) >= SbiVersion::V3_0);
+        assert!(version(2, 1) > SbiVersion::V2_0);
+        assert!(version(1, 99) < SbiVersion::V2_0);
+        assert!(version(3, 0) >= SbiVersion::V3_0);
     }
 
     #[test]

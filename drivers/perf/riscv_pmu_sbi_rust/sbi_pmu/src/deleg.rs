@@ -387,11 +387,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
             self.deleg.started |= bit(idx);
         }
     }
-}
 
-/// The [`Firmware`] functions of a hart with delegated counters. Without any, each call goes to
-/// the SBI implementation at once, inlined, as on a hart without delegation.
-impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
     /// [`Firmware::counter_config_matching`] with counters delegated.
     fn counter_config_matching_delegated(
         &mut self,
@@ -513,6 +509,8 @@ impl<H: Firmware + CounterCsrs> Hybrid<'_, H> {
     }
 }
 
+/// The [`Firmware`] functions of a hart with delegated counters. Without any, each call goes to
+/// the SBI implementation at once, inlined, as on a hart without delegation.
 impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
     /// The functions this does not carry out itself (those of no counter it programs:
     /// `num_counters`, `counter_get_info`, the firmware counter reads) reach the SBI implementation

@@ -420,7 +420,7 @@ mod tests {
                 "bit {bit}"
             );
         }
-        let later = SbiVersion::new(3, 1);
+        let later = SbiVersion { major: 3, minor: 1 };
         assert_eq!(
             event_map(&attr(PERF_TYPE_RAW, 1), later).unwrap().event_idx,
             EventIdx::RAW_V2
