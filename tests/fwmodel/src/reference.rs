@@ -361,7 +361,7 @@ impl PerEvent {
         let value = if self.snapshot && hw.hes().contains(HesState::STOPPED) {
             // The stop saved the value in the snapshot page.
             snapshot_value(fw, idx)
-        } else if info.is_firmware() {
+        } else if info.firmware {
             // As the C driver, a failed read counts as the value 0.
             fw.counter_fw_read(idx).map_or(0, |v| v as u64)
         } else {

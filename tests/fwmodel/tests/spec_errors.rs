@@ -8,7 +8,7 @@
 use fwmodel::spec::{self, Function, Version};
 use fwmodel::{Config, Mode, Model, SimEvent, EVENT_INFO_ENTRIES, EVENT_INFO_PHYS, SNAPSHOT_PHYS};
 use sbi_pmu::abi::Fid;
-use sbi_pmu::abi::{CounterInfo, CounterKind, SbiError};
+use sbi_pmu::abi::{CounterInfo, SbiError};
 use sbi_pmu::firmware::Firmware;
 
 /// `sbi_pmu_snapshot_set_shmem` with raw arguments, as firmware receives them.
@@ -115,11 +115,8 @@ fn table_7_counter_get_info() {
     assert_eq!(fw & !0xfff, 1 << 63 | 63 << 12);
     // And as the driver decodes them.
     let hpm = CounterInfo::decode(m.counter_get_info(3).unwrap());
-    assert_eq!(
-        (hpm.csr, hpm.width, hpm.kind),
-        (0xC03, 47, CounterKind::Hardware)
-    );
-    assert_eq!(CounterInfo::decode(fw).kind, CounterKind::Firmware);
+    assert_eq!((hpm.csr, hpm.width, hpm.firmware), (0xC03, 47, false));
+    assert!(CounterInfo::decode(fw).firmware);
     // counter_idx points to an invalid counter.
     assert_eq!(m.counter_get_info(1), Err(SbiError::InvalidParam));
     assert_eq!(m.counter_get_info(23), Err(SbiError::InvalidParam));

@@ -184,15 +184,6 @@ pub fn sbi_result(error: isize, value: usize) -> Result<usize, SbiError> {
     SbiError::from_code(error).map_or(Ok(value), Err)
 }
 
-/// The counter type in bit XLEN-1 of `counter_info` (function #1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CounterKind {
-    /// A hardware counter (type 0), read through its CSR.
-    Hardware,
-    /// A firmware counter (type 1), read with `sbi_pmu_counter_fw_read`.
-    Firmware,
-}
-
 /// The `counter_info` word returned by `sbi_pmu_counter_get_info` (function #1):
 /// `counter_info[11:0]` = CSR, `[17:12]` = width (number of bits minus one), `[XLEN-2:18]` reserved,
 /// `[XLEN-1]` = type.
@@ -202,8 +193,9 @@ pub struct CounterInfo {
     pub csr: u16,
     /// The SBI width field: one less than the number of bits of the counter (6 bits).
     pub width: u8,
-    /// Hardware or firmware counter.
-    pub kind: CounterKind,
+    /// The counter type: a firmware counter (type 1), read with `sbi_pmu_counter_fw_read`, or a
+    /// hardware counter (type 0), read through its CSR.
+    pub firmware: bool,
 }
 
 impl CounterInfo {
@@ -216,16 +208,11 @@ impl CounterInfo {
     /// future use.
     #[inline]
     pub const fn decode(raw: usize) -> Self {
-        let kind = if (raw >> Self::TYPE_SHIFT) & 1 == 1 {
-            CounterKind::Firmware
-        } else {
-            CounterKind::Hardware
-        };
         // Both fields are masked to their width (12 and 6 bits) first, so the conversions are exact.
         Self {
             csr: (raw & Self::CSR_MASK) as u16,
             width: ((raw >> Self::WIDTH_SHIFT) & Self::WIDTH_MASK) as u8,
-            kind,
+            firmware: (raw >> Self::TYPE_SHIFT) & 1 == 1,
         }
     }
 
@@ -233,13 +220,9 @@ impl CounterInfo {
     /// are truncated.
     #[cfg(test)]
     pub const fn encode(self) -> usize {
-        let ty = match self.kind {
-            CounterKind::Hardware => 0,
-            CounterKind::Firmware => 1,
-        };
         (self.csr as usize & Self::CSR_MASK)
             | ((self.width as usize & Self::WIDTH_MASK) << Self::WIDTH_SHIFT)
-            | (ty << Self::TYPE_SHIFT)
+            | ((self.firmware as usize) << Self::TYPE_SHIFT)
     }
 
     /// The mask of valid counter bits, `GENMASK_ULL(width, 0)` as `riscv_pmu_ctr_get_width_mask()`
@@ -250,17 +233,11 @@ impl CounterInfo {
         u64::MAX >> (63 - w as u32)
     }
 
-    /// Whether this is a firmware counter.
-    #[inline]
-    pub const fn is_firmware(self) -> bool {
-        matches!(self.kind, CounterKind::Firmware)
-    }
-
     /// For a hardware counter read through `cycle`..`hpmcounter31`, its hardware index (the CSR number
     /// minus `CSR_CYCLE`), which is its bit in `scountovf`.
     #[inline]
     pub const fn hw_index(self) -> Option<u8> {
-        if self.is_firmware() || self.csr < CSR_CYCLE || self.csr > CSR_HPMCOUNTER31 {
+        if self.firmware || self.csr < CSR_CYCLE || self.csr > CSR_HPMCOUNTER31 {
             return None;
         }
         // The range check above bounds the difference to 0..=31.
@@ -849,7 +826,7 @@ mod tests {
             CounterInfo {
                 csr: 0xC00,
                 width: 63,
-                kind: CounterKind::Hardware
+                firmware: false
             }
         );
         assert_eq!(cycle.width_mask(), u64::MAX);
@@ -860,15 +837,14 @@ mod tests {
         assert_eq!(hpm.hw_index(), Some(3));
 
         let fw = CounterInfo::decode(1 << 63 | 63 << 12);
-        assert_eq!(fw.kind, CounterKind::Firmware);
-        assert!(fw.is_firmware());
+        assert!(fw.firmware);
         assert_eq!(fw.hw_index(), None);
 
         // Reserved bits [62:18] are ignored.
         let noisy = CounterInfo::decode(0x7fff_ffff_fffc_0000 | 0xC1F | (31 << 12));
         assert_eq!(noisy.csr, 0xC1F);
         assert_eq!(noisy.width, 31);
-        assert_eq!(noisy.kind, CounterKind::Hardware);
+        assert!(!noisy.firmware);
         assert_eq!(noisy.hw_index(), Some(31));
 
         // A CSR outside cycle..hpmcounter31 has no hardware index.
@@ -880,8 +856,12 @@ mod tests {
     fn counter_info_round_trips_every_width_and_csr() {
         for width in 0..64u8 {
             for csr in (0..0x1000u16).step_by(0x101) {
-                for kind in [CounterKind::Hardware, CounterKind::Firmware] {
-                    let info = CounterInfo { csr, width, kind };
+                for firmware in [false, true] {
+                    let info = CounterInfo {
+                        csr,
+                        width,
+                        firmware,
+                    };
                     assert_eq!(CounterInfo::decode(info.encode()), info);
                 }
             }
@@ -892,7 +872,7 @@ mod tests {
         let wide = CounterInfo {
             csr: 0xC00,
             width: 200,
-            kind: CounterKind::Hardware,
+            firmware: false,
         };
         assert_eq!(wide.width_mask(), u64::MAX);
     }

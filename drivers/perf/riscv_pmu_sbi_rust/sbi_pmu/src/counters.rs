@@ -8,8 +8,8 @@
 use bitflags::bitflags;
 
 use crate::abi::{
-    CfgFlags, CounterInfo, CounterKind, EventIdx, EventInfo, EventType, SbiError, SbiVersion,
-    StopFlags, RISCV_MAX_COUNTERS,
+    CfgFlags, CounterInfo, EventIdx, EventInfo, EventType, SbiError, SbiVersion, StopFlags,
+    RISCV_MAX_COUNTERS,
 };
 use crate::dt::{DtPmuMaps, FIXED_CTR_MASK};
 use crate::events::{
@@ -374,9 +374,10 @@ impl PmuInfo {
         self.ctr_info[i] = raw;
         self.cmask |= 1 << i;
         let decoded = CounterInfo::decode(raw);
-        match decoded.kind {
-            CounterKind::Hardware => self.hw_mask |= 1 << i,
-            CounterKind::Firmware => self.fw_mask |= 1 << i,
+        if decoded.firmware {
+            self.fw_mask |= 1 << i;
+        } else {
+            self.hw_mask |= 1 << i;
         }
         // Hardware counter numbers are below 32.
         if let Some(h) = decoded.hw_index() {
@@ -400,7 +401,7 @@ impl PmuInfo {
     #[inline]
     pub fn width_mask(&self, idx: usize) -> u64 {
         match self.counter_info(idx) {
-            Some(info) if info.is_firmware() => u64::MAX,
+            Some(info) if info.firmware => u64::MAX,
             Some(info) => info.width_mask(),
             None => 0,
         }
@@ -761,7 +762,7 @@ mod tests {
             CounterInfo {
                 csr,
                 width: bits - 1,
-                kind: CounterKind::Hardware,
+                firmware: false,
             }
             .encode(),
         )
@@ -772,7 +773,7 @@ mod tests {
             CounterInfo {
                 csr: 0,
                 width: 63,
-                kind: CounterKind::Firmware,
+                firmware: true,
             }
             .encode(),
         )
@@ -863,7 +864,7 @@ mod tests {
         let narrow_fw = CounterInfo {
             csr: 0,
             width: 15,
-            kind: CounterKind::Firmware,
+            firmware: true,
         };
         let odd_fw = PmuInfo::from_counter_infos(SbiVersion::V2_0, &[Some(narrow_fw.encode())]);
         assert_eq!(odd_fw.width_mask(0), u64::MAX);
@@ -880,7 +881,7 @@ mod tests {
                 CounterInfo {
                     csr: CSR_CYCLE + h,
                     width: 47,
-                    kind: CounterKind::Hardware,
+                    firmware: false,
                 }
                 .encode(),
             )
@@ -1025,7 +1026,7 @@ mod tests {
         assert_eq!(info.event_idx(hw.hw_flags(), || hw.idx), 0);
         // Firmware counters have no CSR.
         let fw = (0..RISCV_MAX_COUNTERS)
-            .find(|&i| info.counter_info(i).is_some_and(|c| c.is_firmware()))
+            .find(|&i| info.counter_info(i).is_some_and(|c| c.firmware))
             .unwrap();
         hw.idx = fw as i32;
         hw.set_hw_flags(HwFlags::USER_ACCESS | HwFlags::USER_READ_CNT);

@@ -615,7 +615,7 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{CounterInfo, CounterKind, SbiVersion};
+    use crate::abi::{CounterInfo, SbiVersion};
 
     #[test]
     fn inhibit_bits_are_sscofpmf_bits_58_to_62() {
@@ -652,7 +652,7 @@ mod tests {
                 CounterInfo {
                     csr,
                     width: 63,
-                    kind: CounterKind::Hardware,
+                    firmware: false,
                 }
                 .encode(),
             )
@@ -661,7 +661,7 @@ mod tests {
             CounterInfo {
                 csr: 0,
                 width: 63,
-                kind: CounterKind::Firmware,
+                firmware: true,
             }
             .encode(),
         );

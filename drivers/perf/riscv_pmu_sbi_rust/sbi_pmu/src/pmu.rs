@@ -491,7 +491,7 @@ impl CpuHwEvents {
         let reload_value = if hw.is_sampling() {
             event_set_period(hw, mask);
             true
-        } else if info.is_firmware() {
+        } else if info.firmware {
             // A firmware counter keeps its value while stopped; after configuration, or when the
             // event last ran on another counter, it is set to prev_count.
             self.masks.fresh & b != 0 || self.held.get(idx) != Some(&hw.prev_count())
@@ -585,7 +585,7 @@ impl CpuHwEvents {
         }
         let value = if let Some(value) = self.stopped_value(idx) {
             value
-        } else if info.is_firmware() {
+        } else if info.firmware {
             self.count(Fid::CounterFwRead);
             let Ok(v) = fw.counter_fw_read(idx) else {
                 // The C driver would take 0 as the value and add garbage; keep the count instead.
@@ -599,7 +599,7 @@ impl CpuHwEvents {
         };
         // PmuInfo::width_mask, from the info at hand. Only a firmware counter's value is kept: start
         // compares it with prev_count to know whether the counter must be rewritten.
-        let width_mask = if info.is_firmware() {
+        let width_mask = if info.firmware {
             set_slot(&mut self.held, idx, value);
             u64::MAX
         } else {
@@ -1159,7 +1159,7 @@ impl CpuHwEvents {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{CounterInfo, CounterKind};
+    use crate::abi::CounterInfo;
 
     /// Firmware that records every call and answers success.
     #[derive(Default)]
@@ -1178,12 +1178,12 @@ mod tests {
 
     /// Three hardware counters and a firmware counter.
     fn info() -> PmuInfo {
-        let counter = |csr, kind| {
+        let counter = |csr, firmware| {
             Some(
                 CounterInfo {
                     csr,
                     width: 63,
-                    kind,
+                    firmware,
                 }
                 .encode(),
             )
@@ -1191,10 +1191,10 @@ mod tests {
         PmuInfo::from_counter_infos(
             SbiVersion::V2_0,
             &[
-                counter(0xC00, CounterKind::Hardware),
-                counter(0xC02, CounterKind::Hardware),
-                counter(0xC03, CounterKind::Hardware),
-                counter(0, CounterKind::Firmware),
+                counter(0xC00, false),
+                counter(0xC02, false),
+                counter(0xC03, false),
+                counter(0, true),
             ],
         )
     }
