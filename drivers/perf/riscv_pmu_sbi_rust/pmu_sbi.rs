@@ -49,8 +49,7 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use kernel::{c_str, prelude::*, sync::Arc};
 use sbi_pmu::{
     abi::{
-        sbi_result, ErrnoTable, EventIdx, Fid, SbiError, SbiVersion, EXT_PMU, IMPL_ID_KVM,
-        RISCV_MAX_COUNTERS,
+        sbi_result, EventIdx, Fid, SbiError, SbiVersion, EXT_PMU, IMPL_ID_KVM, RISCV_MAX_COUNTERS,
     },
     counters::{
         counters_in, group_fits, scounteren_base, user_read_allowed, HesState, HwEvent, HwFlags,
@@ -748,7 +747,7 @@ impl perf::Driver for SbiPmu {
         let start = flags.contains(EventOpFlags::START);
         cpu.core
             .add(&mut cpu.fw.hybrid(), &mut event.hw_mut(), start)
-            .map_err(|err| errno(err.errno(ErrnoTable::for_kernel(compat::KERNEL_MAJOR))))?;
+            .map_err(|err| errno(err.errno(compat::KERNEL_MAJOR)))?;
         // Adding with START starts the event, as `start` would.
         if start {
             grant_user_read(&self.info, event);

@@ -136,43 +136,27 @@ sbi_errors! {
     DeniedLocked = -14,
 }
 
-/// Which kernel's `sbi_err_map_linux_errno()` (`arch/riscv/include/asm/sbi.h`) turns SBI errors
-/// into errnos: a kernel policy, which the driver follows on the kernel it runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ErrnoTable {
-    /// Linux 6.12: DENIED, INVALID_PARAM and INVALID_ADDRESS have their own errno.
-    Linux6_12,
-    /// Linux 7.x: six more errors have their own errno (DENIED_LOCKED, INVALID_STATE, BAD_RANGE,
-    /// NO_SHMEM, TIMEOUT, IO).
-    Linux7,
-}
-
-impl ErrnoTable {
-    /// The table of the kernel whose major version is `major`.
-    pub const fn for_kernel(major: u32) -> Self {
-        if major >= 7 {
-            Self::Linux7
-        } else {
-            Self::Linux6_12
-        }
-    }
-}
-
 impl SbiError {
-    /// The positive Linux errno `sbi_err_map_linux_errno()` of the kernel `table` stands for gives
-    /// for this error; the C driver returns it when `counter_config_matching` fails in
-    /// `pmu_sbi_ctr_get_idx()`. Every other error is ENOTSUPP.
-    pub const fn to_errno(self, table: ErrnoTable) -> i32 {
-        match (self, table) {
-            (SbiError::Denied, _) => errno::EPERM,
-            (SbiError::InvalidParam, _) => errno::EINVAL,
-            (SbiError::InvalidAddress, _) => errno::EFAULT,
-            (SbiError::DeniedLocked, ErrnoTable::Linux7) => errno::EPERM,
-            (SbiError::InvalidState, ErrnoTable::Linux7) => errno::EINVAL,
-            (SbiError::BadRange, ErrnoTable::Linux7) => errno::ERANGE,
-            (SbiError::NoShmem, ErrnoTable::Linux7) => errno::ENOMEM,
-            (SbiError::Timeout, ErrnoTable::Linux7) => errno::ETIMEDOUT,
-            (SbiError::Io, ErrnoTable::Linux7) => errno::EIO,
+    /// The positive Linux errno `sbi_err_map_linux_errno()` (`arch/riscv/include/asm/sbi.h`) of
+    /// a kernel of major version `kernel_major` gives for this error: a kernel policy, which the
+    /// driver follows on the kernel it runs on. The C driver returns it when
+    /// `counter_config_matching` fails in `pmu_sbi_ctr_get_idx()`.
+    ///
+    /// Linux 6.12 gives DENIED, INVALID_PARAM and INVALID_ADDRESS their own errno; Linux 7.x six
+    /// more errors (DENIED_LOCKED, INVALID_STATE, BAD_RANGE, NO_SHMEM, TIMEOUT, IO). Every other
+    /// error is ENOTSUPP.
+    pub const fn to_errno(self, kernel_major: u32) -> i32 {
+        let linux7 = kernel_major >= 7;
+        match self {
+            SbiError::Denied => errno::EPERM,
+            SbiError::InvalidParam => errno::EINVAL,
+            SbiError::InvalidAddress => errno::EFAULT,
+            SbiError::DeniedLocked if linux7 => errno::EPERM,
+            SbiError::InvalidState if linux7 => errno::EINVAL,
+            SbiError::BadRange if linux7 => errno::ERANGE,
+            SbiError::NoShmem if linux7 => errno::ENOMEM,
+            SbiError::Timeout if linux7 => errno::ETIMEDOUT,
+            SbiError::Io if linux7 => errno::EIO,
             _ => errno::ENOTSUPP,
         }
     }
@@ -777,31 +761,29 @@ mod tests {
     #[test]
     fn error_to_errno_matches_linux_6_12() {
         for (err, linux_6_12, _) in ERRNO_TABLES {
-            assert_eq!(err.to_errno(ErrnoTable::Linux6_12), linux_6_12, "{err:?}");
+            assert_eq!(err.to_errno(6), linux_6_12, "{err:?}");
         }
     }
 
     #[test]
     fn error_to_errno_matches_linux_7() {
         for (err, _, linux_7) in ERRNO_TABLES {
-            assert_eq!(err.to_errno(ErrnoTable::Linux7), linux_7, "{err:?}");
+            assert_eq!(err.to_errno(7), linux_7, "{err:?}");
         }
     }
 
     #[test]
     fn errno_table_follows_the_kernel_major() {
-        assert_eq!(ErrnoTable::for_kernel(6), ErrnoTable::Linux6_12);
-        assert_eq!(ErrnoTable::for_kernel(7), ErrnoTable::Linux7);
-        assert_eq!(ErrnoTable::for_kernel(8), ErrnoTable::Linux7);
+        for (err, _, linux_7) in ERRNO_TABLES {
+            assert_eq!(err.to_errno(8), linux_7, "{err:?}");
+        }
     }
 
     #[test]
     fn errno_tables_differ_in_the_six_errors_7_added() {
         let differ: Vec<SbiError> = ERRNO_TABLES
             .iter()
-            .filter(|(err, ..)| {
-                err.to_errno(ErrnoTable::Linux6_12) != err.to_errno(ErrnoTable::Linux7)
-            })
+            .filter(|(err, ..)| err.to_errno(6) != err.to_errno(7))
             .map(|&(err, ..)| err)
             .collect();
         assert_eq!(

@@ -30,8 +30,8 @@
 //! from the counter, and counting events are updated on overflow too (the C driver skips them).
 //!
 use crate::abi::{
-    CfgFlags, CounterInfo, ErrnoTable, EventType, Fid, SbiError, SbiVersion, SnapshotPage,
-    StartFlags, StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
+    CfgFlags, CounterInfo, EventType, Fid, SbiError, SbiVersion, SnapshotPage, StartFlags,
+    StopFlags, CSR_SCOUNTOVF, RISCV_MAX_COUNTERS,
 };
 use crate::counters::{
     bit, counters_in, counting_floor, event_set_period, event_update_with, set_slot, HesState,
@@ -53,11 +53,11 @@ pub enum AddError {
 }
 
 impl AddError {
-    /// The positive errno the C driver of the kernel `table` stands for returns from `pmu->add` in
-    /// the same situation.
-    pub const fn errno(self, table: ErrnoTable) -> i32 {
+    /// The positive errno the C driver of a kernel of major version `kernel_major` returns from
+    /// `pmu->add` in the same situation.
+    pub const fn errno(self, kernel_major: u32) -> i32 {
         match self {
-            AddError::Sbi(err) => err.to_errno(table),
+            AddError::Sbi(err) => err.to_errno(kernel_major),
             AddError::NoCounter => ENOENT,
         }
     }
