@@ -33,6 +33,7 @@ use crate::counters::{bit, counters_in, set_slot, PmuInfo};
 use crate::dt::{DtPmuMaps, FIXED_CTR_MASK};
 use crate::events::RISCV_PMU_RAW_EVENT_MASK;
 use crate::firmware::Firmware;
+use crate::pmu::count_call;
 
 /// `siselect`'s value for hardware counter 0 (`mcycle`); counter `n` is this plus `n` (Smcdeleg,
 /// "Supervisor Counter Delegation": the range 0x40..0x5F).
@@ -281,13 +282,6 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         Self { hart, deleg }
     }
 
-    #[inline]
-    fn count_sbi(&mut self, fid: Fid) {
-        if let Some(n) = self.deleg.sbi_calls.get_mut(fid.id()) {
-            *n = n.wrapping_add(1);
-        }
-    }
-
     /// Has the SBI implementation configure and reset each delegated counter once (a
     /// `counter_config_matching` for cycles and a `counter_stop` with RESET), which leaves its
     /// `mhpmevent` at 0; a counter the implementation refuses is left as it is. For a CPU that
@@ -301,13 +295,13 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
     pub fn reset_in_firmware(&mut self) {
         let cycles = EventIdx::hw(HwGeneralEvent::CpuCycles);
         for idx in counters_in(self.deleg.delegated) {
-            self.count_sbi(Fid::CounterConfigMatching);
+            count_call(&mut self.deleg.sbi_calls, Fid::CounterConfigMatching);
             if self
                 .hart
                 .counter_config_matching(idx, 1, CfgFlags::CLEAR_VALUE, cycles, 0)
                 .is_ok()
             {
-                self.count_sbi(Fid::CounterStop);
+                count_call(&mut self.deleg.sbi_calls, Fid::CounterStop);
                 let _ = self.hart.counter_stop(idx, 1, StopFlags::RESET);
             }
         }
@@ -416,7 +410,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
             0 => return Err(SbiError::NotSupported),
             rest => Self::base_mask(rest),
         };
-        self.count_sbi(Fid::CounterConfigMatching);
+        count_call(&mut self.deleg.sbi_calls, Fid::CounterConfigMatching);
         self.hart
             .counter_config_matching(base, mask, flags, event_idx, event_data)
     }
@@ -430,7 +424,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         initial_value: u64,
     ) -> Result<(), SbiError> {
         let Some((mine, rest)) = self.split(base, mask) else {
-            self.count_sbi(Fid::CounterStart);
+            count_call(&mut self.deleg.sbi_calls, Fid::CounterStart);
             return self.hart.counter_start(base, mask, flags, initial_value);
         };
         if flags.contains(StartFlags::INIT_SNAPSHOT) {
@@ -460,7 +454,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         // Without snapshot memory (delegation has none) the base changes nothing. An error of the
         // SBI implementation wins over the delegated counters' one.
         let (base, mask) = Self::base_mask(rest);
-        self.count_sbi(Fid::CounterStart);
+        count_call(&mut self.deleg.sbi_calls, Fid::CounterStart);
         let r = self.hart.counter_start(base, mask, flags, initial_value);
         r.and(result)
     }
@@ -473,7 +467,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         flags: StopFlags,
     ) -> Result<(), SbiError> {
         let Some((mine, rest)) = self.split(base, mask) else {
-            self.count_sbi(Fid::CounterStop);
+            count_call(&mut self.deleg.sbi_calls, Fid::CounterStop);
             return self.hart.counter_stop(base, mask, flags);
         };
         if flags.contains(StopFlags::TAKE_SNAPSHOT) {
@@ -503,7 +497,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         }
         // An error of the delegated counters wins over the SBI implementation's one.
         let (base, mask) = Self::base_mask(rest);
-        self.count_sbi(Fid::CounterStop);
+        count_call(&mut self.deleg.sbi_calls, Fid::CounterStop);
         let r = self.hart.counter_stop(base, mask, flags);
         result.and(r)
     }
@@ -517,7 +511,7 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
     /// through here, counted. Configuration, starts and stops are overridden below and never do.
     #[inline(always)]
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
-        self.count_sbi(fid);
+        count_call(&mut self.deleg.sbi_calls, fid);
         self.hart.sbi_ecall(fid, args)
     }
 
@@ -584,12 +578,12 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
     }
 
     fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
-        self.count_sbi(Fid::SnapshotSetShmem);
+        count_call(&mut self.deleg.sbi_calls, Fid::SnapshotSetShmem);
         self.hart.snapshot_set_shmem(enable)
     }
 
     fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
-        self.count_sbi(Fid::EventGetInfo);
+        count_call(&mut self.deleg.sbi_calls, Fid::EventGetInfo);
         self.hart.event_get_info(entries)
     }
 

@@ -22,14 +22,13 @@ pub const INSTRET_IDX: usize = 2;
 
 /// `pmu_legacy_ctr_get_idx()`: the counter of a generic `cycles` or `instructions` event.
 pub fn event_counter(ty: u32, config: u64) -> Result<usize, MapError> {
-    const CPU_CYCLES: u64 = 0;
-    const INSTRUCTIONS: u64 = 1;
     if ty != PERF_TYPE_HARDWARE {
         return Err(MapError::UnsupportedType);
     }
     match config {
-        CPU_CYCLES => Ok(CYCLE_IDX),
-        INSTRUCTIONS => Ok(INSTRET_IDX),
+        // PERF_COUNT_HW_CPU_CYCLES, PERF_COUNT_HW_INSTRUCTIONS.
+        0 => Ok(CYCLE_IDX),
+        1 => Ok(INSTRET_IDX),
         _ => Err(MapError::Unavailable),
     }
 }

@@ -42,6 +42,14 @@ use crate::events::EventRequest;
 use crate::firmware::Firmware;
 use crate::plan::Plan;
 
+/// Counts a call of `fid` in a table of calls by function ID (wrapping, as [`PmuStats`]).
+#[inline]
+pub(crate) fn count_call(calls: &mut [u64; Fid::COUNT], fid: Fid) {
+    if let Some(n) = calls.get_mut(fid.id()) {
+        *n = n.wrapping_add(1);
+    }
+}
+
 /// Why `add` found no counter for an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AddError {
@@ -299,7 +307,7 @@ impl CpuHwEvents {
         for word in 0..SnapshotPage::USED_WORDS {
             fw.set_snapshot_page_word(word, 0);
         }
-        self.count(Fid::SnapshotSetShmem);
+        count_call(&mut self.stats.calls, Fid::SnapshotSetShmem);
         fw.snapshot_set_shmem(true)?;
         self.snapshot = true;
         Ok(())
@@ -314,7 +322,7 @@ impl CpuHwEvents {
             return Ok(());
         }
         self.snapshot = false;
-        self.count(Fid::SnapshotSetShmem);
+        count_call(&mut self.stats.calls, Fid::SnapshotSetShmem);
         fw.snapshot_set_shmem(false)
     }
 
@@ -513,7 +521,10 @@ impl CpuHwEvents {
         }
         self.masks.fresh &= !b;
         self.masks.coastable &= !b;
-        if self.coasts_for(hw, b) {
+        // What `may_coast` asks of the event and its counter: a counting, not legacy-mode, event on
+        // a hardware counter.
+        let legacy = hw.hw_flags().contains(HwFlags::LEGACY);
+        if !hw.is_sampling() && !legacy && self.info.hw_mask & b != 0 {
             self.masks.coastable |= b;
         }
         self.masks.want |= b;
@@ -586,7 +597,7 @@ impl CpuHwEvents {
         let value = if let Some(value) = self.stopped_value(idx) {
             value
         } else if info.firmware {
-            self.count(Fid::CounterFwRead);
+            count_call(&mut self.stats.calls, Fid::CounterFwRead);
             let Ok(v) = fw.counter_fw_read(idx) else {
                 // The C driver would take 0 as the value and add garbage; keep the count instead.
                 self.stats.errors = self.stats.errors.wrapping_add(1);
@@ -720,13 +731,6 @@ impl CpuHwEvents {
         let m = &self.masks;
         m.coastable & m.running & m.want & !m.reload & bit(idx) != 0
             && !self.info.configured_counters_readable
-    }
-
-    /// What [`CpuHwEvents::may_coast`] asks of the event and its counter `b` (a bit): a counting, not
-    /// legacy-mode, event on a hardware counter.
-    #[inline(always)]
-    fn coasts_for(&self, hw: &impl HwEvent, b: u64) -> bool {
-        !hw.is_sampling() && !hw.hw_flags().contains(HwFlags::LEGACY) && self.info.hw_mask & b != 0
     }
 
     /// The counter the event holds, if it is one this CPU handed out.
@@ -1100,13 +1104,6 @@ impl CpuHwEvents {
         self.sbi_start(fw, cmask, StartFlags::INIT_SNAPSHOT);
     }
 
-    #[inline]
-    fn count(&mut self, fid: Fid) {
-        if let Some(n) = self.stats.calls.get_mut(fid.id()) {
-            *n = n.wrapping_add(1);
-        }
-    }
-
     /// Counts the error of a failed call unless it is `benign`; whether the call did what it was
     /// asked (succeeded, or found the counters already as asked).
     #[inline]
@@ -1123,7 +1120,7 @@ impl CpuHwEvents {
     /// `counter_stop(cmask, flags)`, counted; whether it stopped them ([`CpuHwEvents::note_error`]).
     #[inline]
     fn sbi_stop<F: Firmware>(&mut self, fw: &mut F, cmask: u64, flags: StopFlags) -> bool {
-        self.count(Fid::CounterStop);
+        count_call(&mut self.stats.calls, Fid::CounterStop);
         // RV64 and at most 64 counters: counter_idx_base 0 and one mask word cover them all.
         let r = fw.counter_stop(0, cmask as usize, flags);
         self.note_error(r, SbiError::AlreadyStopped)
@@ -1132,7 +1129,7 @@ impl CpuHwEvents {
     /// `counter_start(cmask, flags)`, counted.
     #[inline]
     fn sbi_start<F: Firmware>(&mut self, fw: &mut F, cmask: u64, flags: StartFlags) {
-        self.count(Fid::CounterStart);
+        count_call(&mut self.stats.calls, Fid::CounterStart);
         let r = fw.counter_start(0, cmask as usize, flags, 0);
         self.note_error(r, SbiError::AlreadyStarted);
     }
@@ -1140,7 +1137,7 @@ impl CpuHwEvents {
     /// Starts counter `idx` from `value` ([`Firmware::counter_start_one`]), counted.
     #[inline(always)]
     fn sbi_start_one<F: Firmware>(&mut self, fw: &mut F, idx: usize, value: u64) {
-        self.count(Fid::CounterStart);
+        count_call(&mut self.stats.calls, Fid::CounterStart);
         let r = fw.counter_start_one(idx, value);
         self.note_error(r, SbiError::AlreadyStarted);
     }
@@ -1151,7 +1148,7 @@ impl CpuHwEvents {
         cmask: u64,
         cfg: EventRequest,
     ) -> Result<usize, SbiError> {
-        self.count(Fid::CounterConfigMatching);
+        count_call(&mut self.stats.calls, Fid::CounterConfigMatching);
         fw.counter_config_matching(0, cmask as usize, cfg.cflags, cfg.event_idx, cfg.event_data)
     }
 }
