@@ -290,7 +290,7 @@ impl<D: CpuDriver> System<D> {
                 // scountinhibit, the selectors of QEMU's virt machine.
                 let mut deleg = if cfg.cdeleg.is_some() {
                     let hw = probe_delegated(&mut model);
-                    Delegation::new(&info, hw, Selectors::from_table(QEMU_VIRT))
+                    Delegation::new(&info, hw, Selectors::from_rows(QEMU_VIRT.iter().copied()))
                 } else {
                     Delegation::SBI_ONLY
                 };

@@ -126,11 +126,12 @@ impl Selectors {
         }
     }
 
-    /// The rows of `table` (the first [`MAX_SELECTORS`]).
-    pub fn from_table(table: &[(u32, u64)]) -> Self {
+    /// The first [`MAX_SELECTORS`] of `rows`, `(event_idx, selector)` pairs as in a
+    /// [`SelectorTable`].
+    pub fn from_rows(rows: impl IntoIterator<Item = (u32, u64)>) -> Self {
         let mut this = Self::none();
-        for row in table.iter().take(MAX_SELECTORS) {
-            this.rows[this.len] = *row;
+        for row in rows.into_iter().take(MAX_SELECTORS) {
+            this.rows[this.len] = row;
             this.len += 1;
         }
         this
@@ -138,12 +139,10 @@ impl Selectors {
 
     /// The rows of the device tree's `riscv,event-to-mhpmevent` map; `None` when it has none.
     pub fn from_maps(maps: &DtPmuMaps<'_>) -> Option<Self> {
-        let mut this = Self::none();
-        for (event_idx, selector) in maps.selectors().take(MAX_SELECTORS) {
-            this.rows[this.len] = (event_idx.raw(), selector & MHPMEVENT_SELECTOR);
-            this.len += 1;
-        }
-        (this.len > 0).then_some(this)
+        let rows = maps
+            .selectors()
+            .map(|(idx, sel)| (idx.raw(), sel & MHPMEVENT_SELECTOR));
+        Some(Self::from_rows(rows)).filter(|this| this.len > 0)
     }
 
     /// The table [`PLATFORM_TABLES`] has for a device tree root compatible with `is_compatible`,
@@ -152,7 +151,7 @@ impl Selectors {
         PLATFORM_TABLES
             .iter()
             .find(|(compatible, _)| is_compatible(compatible))
-            .map(|(compatible, table)| (Self::from_table(table), *compatible))
+            .map(|(compatible, table)| (Self::from_rows(table.iter().copied()), *compatible))
     }
 
     /// The `mhpmevent` selector of an event: from the table for standard events, from `event_data`
@@ -623,7 +622,7 @@ mod tests {
 
     #[test]
     fn selectors_of_raw_events_are_their_data_and_standard_events_need_a_row() {
-        let s = Selectors::from_table(QEMU_VIRT);
+        let s = Selectors::from_rows(QEMU_VIRT.iter().copied());
         assert_eq!(s.selector(EventIdx::from_raw(0x2).unwrap(), 0), Some(2));
         assert_eq!(
             s.selector(EventIdx::from_raw(0x10021).unwrap(), 0),
