@@ -286,9 +286,10 @@ bitflags! {
     }
 }
 
-/// Defines enums whose discriminants are the IDs of a table of the specification, each with `ALL`,
-/// its values in ID order, a `const fn` decoding an ID (`None` for IDs the table does not define)
-/// and optionally one giving the ID, so that every table is written once.
+/// Defines enums whose discriminants are the IDs of a table (of the specification, or of another
+/// interface the driver decodes), each with `ALL`, its values in ID order, a `const fn` decoding an
+/// ID (`None` for IDs the table does not define) and optionally one giving the ID, so that every
+/// table is written once.
 macro_rules! id_enums {
     ($(
         $(#[$doc:meta])*
@@ -325,6 +326,7 @@ macro_rules! id_enums {
         }
     )*};
 }
+pub(crate) use id_enums;
 
 id_enums! {
     /// The function IDs of the PMU extension (Table 20, "PMU Function List").

@@ -23,27 +23,22 @@
 //! event may use, and which events are countable at all) and [`crate::counters::group_fits`] (whether
 //! a group can have counters at once).
 
-use crate::abi::{EventIdx, EventType, HwGeneralEvent};
+use crate::abi::{id_enums, EventIdx, EventType, HwGeneralEvent};
 
-/// The three properties of the binding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DtProperty {
-    /// `riscv,event-to-mhpmevent`.
-    EventToMhpmevent,
-    /// `riscv,event-to-mhpmcounters`.
-    EventToMhpmcounters,
-    /// `riscv,raw-event-to-mhpmcounters`.
-    RawEventToMhpmcounters,
+id_enums! {
+    /// The three properties of the binding; `ALL` has them in the order the driver reads them,
+    /// their index in [`DtPmuMaps`].
+    pub enum DtProperty: u8, from_index(u8), 3 {
+        /// `riscv,event-to-mhpmevent`.
+        EventToMhpmevent = 0,
+        /// `riscv,event-to-mhpmcounters`.
+        EventToMhpmcounters = 1,
+        /// `riscv,raw-event-to-mhpmcounters`.
+        RawEventToMhpmcounters = 2,
+    }
 }
 
 impl DtProperty {
-    /// The three properties, in the order the driver reads them.
-    pub const ALL: [DtProperty; 3] = [
-        DtProperty::EventToMhpmevent,
-        DtProperty::EventToMhpmcounters,
-        DtProperty::RawEventToMhpmcounters,
-    ];
-
     /// The property name.
     pub const fn name(self) -> &'static str {
         match self {

@@ -8,7 +8,8 @@
 //! prints the same messages for both drivers.
 
 use crate::abi::{
-    CacheId, CacheOp, CacheResult, CfgFlags, EventIdx, HwGeneralEvent, SbiVersion, NUM_CACHE_EVENTS,
+    id_enums, CacheId, CacheOp, CacheResult, CfgFlags, EventIdx, HwGeneralEvent, SbiVersion,
+    NUM_CACHE_EVENTS,
 };
 pub use crate::errno::{EINVAL, ENOENT, EOPNOTSUPP};
 
@@ -215,29 +216,21 @@ fn raw_event_map(config: u64, version: SbiVersion) -> Result<(EventIdx, u64), Ma
     }
 }
 
-/// The `kernel.perf_user_access` sysctl, sampled into each event at event_init (the C driver's
-/// `PERF_EVENT_FLAG_NO_USER_ACCESS`, `PERF_EVENT_FLAG_USER_ACCESS` and `PERF_EVENT_FLAG_LEGACY`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum UserAccess {
-    /// 0: user space cannot read counters.
-    NoUserAccess,
-    /// 1 (default): user space reads a counter only through perf mmap (rdpmc-style).
-    #[default]
-    UserAccess,
-    /// 2: legacy mode; `cycle` and `instret` stay readable, and cycles/instructions events are forced
-    /// onto those fixed counters.
-    Legacy,
-}
-
-impl UserAccess {
-    /// The mode for a sysctl value (0, 1 or 2); other values are refused by the sysctl's range.
-    pub const fn from_sysctl(value: i32) -> Option<Self> {
-        match value {
-            0 => Some(UserAccess::NoUserAccess),
-            1 => Some(UserAccess::UserAccess),
-            2 => Some(UserAccess::Legacy),
-            _ => None,
-        }
+id_enums! {
+    /// The `kernel.perf_user_access` sysctl, sampled into each event at event_init (the C driver's
+    /// `PERF_EVENT_FLAG_NO_USER_ACCESS`, `PERF_EVENT_FLAG_USER_ACCESS` and
+    /// `PERF_EVENT_FLAG_LEGACY`). `from_sysctl` gives the mode of a sysctl value; others are
+    /// refused by the sysctl's range.
+    #[derive(Default)]
+    pub enum UserAccess: i32, from_sysctl(i32), 3 {
+        /// 0: user space cannot read counters.
+        NoUserAccess = 0,
+        /// 1 (default): user space reads a counter only through perf mmap (rdpmc-style).
+        #[default]
+        UserAccess = 1,
+        /// 2: legacy mode; `cycle` and `instret` stay readable, and cycles/instructions events are
+        /// forced onto those fixed counters.
+        Legacy = 2,
     }
 }
 
