@@ -68,9 +68,9 @@ void rpmu_queue_work(struct work_struct *work, void (*func)(struct work_struct *
 /*
  * Per-CPU interrupts. irq_find_matching_fwnode(), irq_create_mapping() and request_percpu_irq() are inline.
  * rpmu_irq_create_mapping() maps hwirq of the interrupt domain of fwnode (0 if there is none).
- * rpmu_request_percpu_irq() requests irq with handler, called on the interrupted CPU with that CPU's copy of the
- * per-CPU cookie, which points to data on every CPU; it returns 0 and the cookie, or a negative errno. The interrupt is freed with
- * free_percpu_irq(irq, cookie), then the cookie with free_percpu().
+ * rpmu_request_percpu_irq() requests irq with handler, called on the interrupted CPU with that CPU's copy of
+ * the per-CPU cookie, which points to data on every CPU; it returns 0 and the cookie, or a negative errno. The
+ * interrupt is freed with free_percpu_irq(irq, cookie), then the cookie with free_percpu().
  */
 struct fwnode_handle;
 unsigned int rpmu_irq_create_mapping(struct fwnode_handle *fwnode, unsigned long hwirq);
