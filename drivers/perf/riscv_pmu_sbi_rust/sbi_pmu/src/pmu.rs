@@ -14,7 +14,7 @@
 //! `pmu_enable` hands the difference to the [planner](crate::plan), which stops and starts counters
 //! over masks. On top of that:
 //! - a deleted event keeps its counter's mapping in firmware ("parked"); when the same event (the
-//!   same [`HwEvent::owner`], with the same `event_idx`, `event_data` and filter flags) is added
+//!   same [`HwEvent::id`], with the same `event_idx`, `event_data` and filter flags) is added
 //!   again on this CPU it takes the same counter back without `counter_config_matching`. Parked
 //!   counters are reset (stop with RESET, one call for all) as soon as another event needs a counter
 //!   and none is free, and when another event of the same `event_idx` needs a counter, so that no
@@ -207,7 +207,7 @@ pub struct CpuHwEvents {
     disable_depth: u32,
     snapshot: bool,
     masks: CtrMasks,
-    /// The event each parked counter was left by ([`HwEvent::owner`]).
+    /// The event each parked counter was left by ([`HwEvent::id`]).
     parked_owner: [u64; RISCV_MAX_COUNTERS],
     /// The last value the driver knows a firmware counter to hold.
     held: [u64; RISCV_MAX_COUNTERS],
@@ -891,7 +891,7 @@ impl CpuHwEvents {
     }
 
     /// Gives back to firmware (one `counter_stop` with RESET) the counters parked by the event
-    /// `owner` ([`HwEvent::owner`]), running or not: perf freed it, so it will not come back for
+    /// `owner` ([`HwEvent::id`]), running or not: perf freed it, so it will not come back for
     /// them. Counters another event took since are left alone.
     pub fn release_parked_of<F: Firmware>(&mut self, fw: &mut F, owner: u64) {
         if owner == 0 {
@@ -903,7 +903,7 @@ impl CpuHwEvents {
         self.reset_now(fw, mask);
     }
 
-    /// Whether counter `idx` is parked, left by the event `owner` ([`HwEvent::owner`]).
+    /// Whether counter `idx` is parked, left by the event `owner` ([`HwEvent::id`]).
     #[inline]
     fn parked_by(&self, idx: usize, owner: u64) -> bool {
         self.masks.parked & bit(idx) != 0 && self.parked_owner.get(idx) == Some(&owner)
