@@ -257,13 +257,12 @@ impl<H: Handler> PinnedDrop for PercpuIrq<H> {
             ));
             return;
         }
-        // SAFETY: By the type invariant the interrupt is requested with `cookie`. It is disabled on
-        // every CPU, so `free_percpu_irq()` frees it (it does not wait for handlers; see above for
-        // why none runs), and the handler is only dropped after this. `rpmu_request_percpu_irq()`
-        // allocated the cookie with `alloc_percpu()`; nothing uses it once the interrupt is freed.
-        unsafe {
-            bindings::free_percpu_irq(irq, *self.cookie.get());
-            bindings::free_percpu(*self.cookie.get());
-        }
+        // The interrupt is disabled on every CPU, so no handler runs while it is freed (see above),
+        // and the handler is only dropped after this.
+        // SAFETY: By the type invariant the interrupt is requested with `cookie`.
+        unsafe { bindings::free_percpu_irq(irq, *self.cookie.get()) };
+        // SAFETY: `rpmu_request_percpu_irq()` allocated the cookie with `alloc_percpu()`; with the
+        // interrupt freed nothing uses it.
+        unsafe { bindings::free_percpu(*self.cookie.get()) };
     }
 }
