@@ -72,6 +72,13 @@ impl Plan {
         }
     }
 
+    /// The counters running once the plan for `m` is carried out: those perf wants, less the
+    /// reset ones.
+    #[inline]
+    pub const fn running_after(m: &CtrMasks) -> u64 {
+        m.want & !m.reset
+    }
+
     /// Whether the plan makes no call.
     #[inline]
     pub const fn is_empty(&self) -> bool {
@@ -215,6 +222,7 @@ mod tests {
         assert_eq!(p.start, 0b0100);
         let p = plan(0, 0b1, 0, 0b1, false);
         assert_eq!(p.start, 0);
+        assert_eq!(Plan::running_after(&masks(0, 0b1, 0, 0b1)), 0);
     }
 
     #[test]
@@ -246,7 +254,7 @@ mod tests {
                 }
             }
             // What perf wants runs, but for the reset counters.
-            assert_eq!(running, s.want & !s.reset, "{s:?} {p:?}");
+            assert_eq!(running, Plan::running_after(&s), "{s:?} {p:?}");
             assert_eq!(loaded & s.reload, s.reload, "{s:?} {p:?}");
             let per_counter = (s.running & !s.want).count_ones()
                 + s.reset.count_ones()

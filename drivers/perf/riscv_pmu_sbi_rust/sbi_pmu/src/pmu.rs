@@ -1018,8 +1018,7 @@ impl CpuHwEvents {
             self.carry_out(fw, &plan);
         }
         let m = &mut self.masks;
-        // The plan leaves what perf wants running, less the reset counters.
-        m.running = m.want & !m.reset;
+        m.running = Plan::running_after(m);
         m.want &= m.running;
         m.known &= !m.running;
         m.reload = 0;
