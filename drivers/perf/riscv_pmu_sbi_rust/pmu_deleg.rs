@@ -22,6 +22,7 @@
 
 use crate::glue::{
     csr::{self, DelegatedCsrs},
+    fwmem::SnapshotShmem,
     of::{self, OfNode},
     percpu,
 };
@@ -48,21 +49,20 @@ pub(crate) struct DelegSetup {
     selectors: Selectors,
 }
 
-/// Whether every possible CPU's device tree node lists the ISA extension `ext`.
-fn every_hart_has(ext: &CStr) -> bool {
-    let mut all = true;
-    percpu::for_each_possible_cpu(|cpu| {
-        all &= OfNode::cpu(cpu)
-            .is_some_and(|node| node.has_string(c_str!("riscv,isa-extensions"), ext));
-    });
-    all
-}
-
 /// Decides at probe whether the CPUs program their hardware counters with CSRs, and says why not
 /// when they could but do not.
 pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
+    // Every possible CPU's device tree node lists the three ISA extensions.
     let extensions = [c_str!("smcdeleg"), c_str!("ssccfg"), c_str!("sscsrind")];
-    if !extensions.iter().all(|ext| every_hart_has(ext)) {
+    let mut all = true;
+    percpu::for_each_possible_cpu(|cpu| {
+        all &= OfNode::cpu(cpu).is_some_and(|node| {
+            extensions
+                .iter()
+                .all(|ext| node.has_string(c_str!("riscv,isa-extensions"), ext))
+        });
+    });
+    if !all {
         return None;
     }
     if !csr::counter_delegation_param() {
@@ -148,12 +148,12 @@ impl CpuFirmware {
         selectors: None,
     };
 
-    /// Makes this the backend of a CPU over `sbi`, with the delegation probe decided on (`setup`),
-    /// in place; until [`CpuFirmware::cpu_starting`] no counter is delegated.
-    pub(crate) fn init(&mut self, sbi: SbiFirmware, setup: Option<&DelegSetup>) {
-        self.hart = sbi;
+    /// Makes this, still [`CpuFirmware::EMPTY`], the backend of a CPU with the snapshot page
+    /// `page` and the delegation probe decided on (`setup`), in place; until
+    /// [`CpuFirmware::cpu_starting`] no counter is delegated.
+    pub(crate) fn init(&mut self, page: Option<SnapshotShmem>, setup: Option<&DelegSetup>) {
+        self.hart.page = page;
         self.hart.csrs = setup.map(|s| s.csrs);
-        self.deleg = Delegation::SBI_ONLY;
         self.selectors = setup.map(|s| s.selectors);
     }
 

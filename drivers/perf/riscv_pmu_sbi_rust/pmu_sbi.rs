@@ -170,19 +170,13 @@ static RISCV_PMU_ATTR_GROUPS: AttributeGroups<2> =
 static RISCV_PMU_ATTR_GROUPS_V2: AttributeGroups<2> =
     AttributeGroups::new([&FORMAT_GROUP_V2, &EVENTS_GROUP]);
 
-/// Converts an errno of the `sbi_pmu` crate (positive) to an [`Error`].
-fn errno(errno: i32) -> Error {
-    Error::from_errno(-errno)
-}
-
-/// The name of a `riscv,pmu` property, for the OF property reads.
-fn dt_property_name(property: DtProperty) -> &'static CStr {
-    match property {
-        DtProperty::EventToMhpmevent => c_str!("riscv,event-to-mhpmevent"),
-        DtProperty::EventToMhpmcounters => c_str!("riscv,event-to-mhpmcounters"),
-        DtProperty::RawEventToMhpmcounters => c_str!("riscv,raw-event-to-mhpmcounters"),
-    }
-}
+/// The names of the `riscv,pmu` properties, for the OF property reads, in [`DtProperty::ALL`]
+/// order.
+const PROPERTY_NAMES: [&CStr; 3] = [
+    c_str!("riscv,event-to-mhpmevent"),
+    c_str!("riscv,event-to-mhpmcounters"),
+    c_str!("riscv,raw-event-to-mhpmcounters"),
+];
 
 /// The event maps of the device tree's `riscv,pmu` node, read at probe and validated against the
 /// counters firmware reports (`riscv,event-to-mhpmevent`, `riscv,event-to-mhpmcounters`,
@@ -199,8 +193,7 @@ impl DtMaps {
     fn read(info: &PmuInfo) -> Option<Self> {
         let node = OfNode::find_compatible(c_str!("riscv,pmu"))?;
         let mut cells: [Option<KVec<u32>>; 3] = [None, None, None];
-        for (slot, property) in cells.iter_mut().zip(DtProperty::ALL) {
-            let name = dt_property_name(property);
+        for ((slot, property), name) in cells.iter_mut().zip(DtProperty::ALL).zip(PROPERTY_NAMES) {
             // An absent property has no cells.
             let Some(len) = node.property_len(name) else {
                 continue;
@@ -326,13 +319,12 @@ impl SbiPmu {
         let version = SbiVersion::from_raw(arch::sbi_spec_version());
         pr_info!("SBI PMU extension is available\n");
 
-        let pmu = self;
-        let info = &mut pmu.info;
-        info.probe_into(&mut SbiFirmware::new(false), version)
-            .map_err(|_| {
-                pr_err!("SBI PMU extension doesn't provide any counters\n");
-                ENODEV
-            })?;
+        let info = &mut self.info;
+        let mut hart = SbiFirmware::NO_SNAPSHOT;
+        info.probe_into(&mut hart, version).map_err(|_| {
+            pr_err!("SBI PMU extension doesn't provide any counters\n");
+            ENODEV
+        })?;
         // KVM answers a user-mode read of any configured counter, whatever the guest's scounteren
         // says: no counter may stay configured for an event that left its CPU.
         if arch::sbi_get_impl_id() == (0, IMPL_ID_KVM) {
@@ -349,8 +341,8 @@ impl SbiPmu {
             info.hw_mask.count_ones()
         );
 
-        pmu.sscofpmf = arch::has_sscofpmf();
-        if !pmu.sscofpmf {
+        self.sscofpmf = arch::has_sscofpmf();
+        if !self.sscofpmf {
             pr_info!(
                 "Perf sampling/filtering is not supported as sscof extension is not available\n"
             );
@@ -358,12 +350,10 @@ impl SbiPmu {
 
         // Boards whose bootloader hands the kernel the board's device tree carry the event maps
         // (OpenSBI deletes them from the device tree it passes on).
-        pmu.dt = DtMaps::read(&pmu.info);
-        pmu.dt_std_events = pmu
-            .dt
-            .as_ref()
-            .and_then(|dt| pmu.info.std_events_from_maps(&dt.maps()));
-        pmu.deleg = pmu_deleg::probe(pmu.dt.as_ref().map(|dt| dt.maps()).as_ref());
+        self.dt = DtMaps::read(&self.info);
+        let maps = self.dt.as_ref().map(DtMaps::maps);
+        self.deleg = pmu_deleg::probe(maps.as_ref());
+        self.dt_std_events = maps.and_then(|m| self.info.std_events_from_maps(&m));
         Ok(())
     }
 
@@ -385,16 +375,14 @@ impl SbiPmu {
 
     /// The standard events the platform can count, waiting for the check if it still runs.
     fn std_events(&self) -> StdEvents {
-        if let Some(found) = self.dt_std_events {
-            return found;
-        }
-        self.std_events_check()
-            .map_or(StdEvents::ALL, |check| check.events)
+        self.dt_std_events
+            .or_else(|| self.std_events_check().map(|(events, _)| *events))
+            .unwrap_or(StdEvents::ALL)
     }
 
     /// What the standard-event check found and the SBI calls it made (waiting for it if it runs);
     /// `None` when there is no check.
-    fn std_events_check(&self) -> Option<&StdEventsFound> {
+    fn std_events_check(&self) -> Option<&(StdEvents, PmuStats)> {
         self.std_events.as_ref().and_then(|check| check.wait())
     }
 
@@ -459,41 +447,33 @@ impl SbiPmu {
     /// Makes `state` the state every CPU starts with, in place.
     pub(crate) fn init_cpu_state(&self, state: &mut CpuState) {
         state.core.reinit(&self.info);
-        state.fw.init(
-            SbiFirmware::new(self.info.version >= SbiVersion::V2_0),
-            self.deleg.as_ref(),
-        );
+        // With SBI v2.0 the CPU has a snapshot page if one can be allocated (else it runs without).
+        let snapshot = self.info.version >= SbiVersion::V2_0;
+        let page = snapshot.then(|| SnapshotShmem::new().ok()).flatten();
+        state.fw.init(page, self.deleg.as_ref());
     }
 }
 
-/// `pmu_sbi_check_std_events()` as a job for the system workqueue.
+/// `pmu_sbi_check_std_events()` as a job for the system workqueue. It finds the standard events
+/// the platform can count, and the SBI calls it took (the `calls` of its [`PmuStats`]).
 pub(crate) struct StdEventsCheck {
     info: PmuInfo,
 }
 
-/// What the standard-event check found, and the SBI calls it took.
-pub(crate) struct StdEventsFound {
-    events: StdEvents,
-    calls: [u64; Fid::COUNT],
-}
-
 impl Job for StdEventsCheck {
-    type Output = StdEventsFound;
+    type Output = (StdEvents, PmuStats);
 
-    fn run(&self) -> StdEventsFound {
+    fn run(&self) -> (StdEvents, PmuStats) {
         // With SBI v3.0 one `event_get_info` call answers for every event, through an array lent to
         // firmware; without it (or if that fails) each event is probed.
         let mut fw = CheckFirmware {
             mem: FirmwareMem::new().ok(),
-            calls: [0; Fid::COUNT],
+            stats: PmuStats::default(),
         };
         // The check configures and releases counters of the hart it runs on, so it stays on one
         // hart. No event exists meanwhile: event_init waits for the check.
         let events = percpu::with_preemption_disabled(|| self.info.check_std_events(&mut fw));
-        StdEventsFound {
-            events,
-            calls: fw.calls,
-        }
+        (events, fw.stats)
     }
 }
 
@@ -505,12 +485,13 @@ const EVENT_INFO_WORDS: usize = 2 * StdEvents::COUNT;
 struct CheckFirmware {
     /// The array firmware reads and writes, if it could be allocated.
     mem: Option<FirmwareMem<EVENT_INFO_WORDS>>,
-    calls: [u64; Fid::COUNT],
+    /// The calls made, by function.
+    stats: PmuStats,
 }
 
 impl CheckFirmware {
     fn count(&mut self, fid: Fid) {
-        if let Some(n) = self.calls.get_mut(fid.id()) {
+        if let Some(n) = self.stats.calls.get_mut(fid.id()) {
             *n += 1;
         }
     }
@@ -545,7 +526,8 @@ impl Firmware for CheckFirmware {
 /// `counter_stop` with TAKE_SNAPSHOT and reads during `counter_start` with INIT_SNAPSHOT; the core
 /// reaches it one word at a time, between calls.
 pub(crate) struct SbiFirmware {
-    page: Option<SnapshotShmem>,
+    /// The hart's snapshot page, if it has one.
+    pub(crate) page: Option<SnapshotShmem>,
     pub(crate) csrs: Option<DelegatedCsrs>,
 }
 
@@ -555,15 +537,6 @@ impl SbiFirmware {
         page: None,
         csrs: None,
     };
-
-    /// The backend of a CPU, with a snapshot page when `snapshot` asks for one and it can be
-    /// allocated (else the CPU runs without).
-    fn new(snapshot: bool) -> Self {
-        Self {
-            page: snapshot.then(|| SnapshotShmem::new().ok()).flatten(),
-            csrs: None,
-        }
-    }
 }
 
 impl Firmware for SbiFirmware {
@@ -706,7 +679,7 @@ impl perf::Driver for SbiPmu {
     fn event_init(&self, event: &mut EventMut<'_>, init: &EventInit<'_>) -> Result {
         // The driver does not support branch stack sampling.
         if event.has_branch_stack() {
-            return Err(errno(MapError::NotSupported.errno()));
+            return Err(Error::from_errno(-MapError::NotSupported.errno()));
         }
         let attr = event_attr(event);
         let maps = self.dt.as_ref().map(DtMaps::maps);
@@ -716,7 +689,7 @@ impl perf::Driver for SbiPmu {
             .event_init(&attr, user_access(), &std_events, maps.as_ref(), &mut hw)
             .map_err(|err| {
                 pr_debug!("event {:x}:{:x} not supported\n", attr.ty, attr.config);
-                errno(err.errno())
+                Error::from_errno(-err.errno())
             })?;
         // A group is scheduled all at once or not at all: one whose events cannot all have a counter
         // at the same time would never count, so it is refused now (the C driver accepts it). Each
@@ -747,7 +720,7 @@ impl perf::Driver for SbiPmu {
         let start = flags.contains(EventOpFlags::START);
         cpu.core
             .add(&mut cpu.fw.hybrid(), &mut event.hw_mut(), start)
-            .map_err(|err| errno(err.errno(compat::KERNEL_MAJOR)))?;
+            .map_err(|err| Error::from_errno(-err.errno(compat::KERNEL_MAJOR)))?;
         // Adding with START starts the event, as `start` would.
         if start {
             grant_user_read(&self.info, event);
@@ -868,19 +841,13 @@ impl perf::Driver for SbiPmu {
 
 /// The counter overflow interrupt handler (`pmu_sbi_ovf_handler()`).
 pub(crate) struct PmuSbiOverflow {
-    cpus: Arc<CpuStates<CpuState>>,
-    clock: TimeCsr,
+    /// The CPUs' state.
+    pub(crate) cpus: Arc<CpuStates<CpuState>>,
+    /// The clock that times the handler.
+    pub(crate) clock: TimeCsr,
 }
 
 impl PmuSbiOverflow {
-    /// The handler of the counters of the CPUs' state `cpus`.
-    pub(crate) fn new(cpus: Arc<CpuStates<CpuState>>) -> Self {
-        Self {
-            cpus,
-            clock: TimeCsr::new(),
-        }
-    }
-
     /// Tells perf core of the overflow of `event`, which [`CpuHwEvents::overflow_event`] brought up
     /// to date. The CPU's state is not borrowed meanwhile: perf core may read the other events of
     /// the group through the `read` callback.
@@ -1153,14 +1120,8 @@ impl SbiCallStats {
                 let _ = stats_line(out, format_args!("{}", cpu.as_u32()), &st);
             }
         });
-        let check = PmuStats {
-            calls: self
-                .pmu
-                .std_events_check()
-                .map_or([0; Fid::COUNT], |check| check.calls),
-            ..PmuStats::default()
-        };
-        stats_line(out, format_args!("check"), &check)
+        let check = self.pmu.std_events_check().map(|(_, stats)| *stats);
+        stats_line(out, format_args!("check"), &check.unwrap_or_default())
     }
 
     /// The `counters` file.

@@ -75,14 +75,8 @@ impl perf::PmuModule for RiscvPmuSbiModule {
             let (_time_access, pmu) = LegacyPmu::init(module)?;
             return Ok((Self::Legacy { _time_access }, pmu));
         }
-        Self::init_sbi(module)
-    }
-}
 
-impl RiscvPmuSbiModule {
-    /// Probes the SBI PMU and sets up its state.
-    fn init_sbi(module: &'static ThisModule) -> Result<(Self, perf::Pmu)> {
-        // Probed in place, on the heap: the PMU's counter table is about 1 KiB.
+        // The SBI PMU, probed in place, on the heap: the PMU's counter table is about 1 KiB.
         let mut pmu = UniqueArc::new(SbiPmu::UNPROBED, GFP_KERNEL)?;
         pmu.probe()?;
 
@@ -96,7 +90,10 @@ impl RiscvPmuSbiModule {
         // With Sscofpmf, counters interrupt on overflow (`pmu_sbi_setup_irqs()`); without the
         // interrupt the PMU neither samples nor filters by mode, as in the C driver.
         let overflow_irq = if pmu.sscofpmf {
-            let handler = PmuSbiOverflow::new(cpus.clone());
+            let handler = PmuSbiOverflow {
+                cpus: cpus.clone(),
+                clock: arch::TimeCsr::new(),
+            };
             irq::IrqMapping::new(arch::intc_fwnode(), RV_IRQ_PMU)
                 .and_then(|mapping| {
                     KBox::pin_init(
