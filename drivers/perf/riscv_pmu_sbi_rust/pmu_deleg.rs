@@ -53,14 +53,12 @@ pub(crate) struct DelegSetup {
 /// when they could but do not.
 pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
     // Every possible CPU's device tree node lists the three ISA extensions.
+    let isa = c_str!("riscv,isa-extensions");
     let extensions = [c_str!("smcdeleg"), c_str!("ssccfg"), c_str!("sscsrind")];
     let mut all = true;
     percpu::for_each_possible_cpu(|cpu| {
-        all &= OfNode::cpu(cpu).is_some_and(|node| {
-            extensions
-                .iter()
-                .all(|ext| node.has_string(c_str!("riscv,isa-extensions"), ext))
-        });
+        all &= OfNode::cpu(cpu)
+            .is_some_and(|node| extensions.iter().all(|ext| node.has_string(isa, ext)));
     });
     if !all {
         return None;

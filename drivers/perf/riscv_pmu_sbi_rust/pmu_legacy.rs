@@ -15,6 +15,7 @@ use crate::glue::{
     perf::{self, Capabilities, CpuStates, EventInit, EventMut, EventOpFlags, PerfEvent},
     sysfs::AttributeGroups,
 };
+use crate::RiscvPmuSbiModule;
 use kernel::{c_str, prelude::*, sync::Arc};
 use sbi_pmu::{
     counters::{counter_of, scounteren_base, IDX_NONE},
@@ -49,19 +50,17 @@ impl CpuStarting for LegacyStartingCpu {
 static NO_ATTR_GROUPS: AttributeGroups<0> = AttributeGroups::new([]);
 
 impl LegacyPmu {
-    /// Grants user mode the `time` CSR on every CPU, now and when a CPU starts, and makes the PMU
-    /// to register (`pmu_legacy_init()`): no per-CPU state, and perf core may ask it for no
-    /// sampling and no mode filtering.
-    pub(crate) fn init(
-        module: &'static ThisModule,
-    ) -> Result<(Pin<KBox<cpuhp::Registration<LegacyStartingCpu>>>, perf::Pmu)> {
-        let time_access = KBox::pin_init(cpuhp::Registration::new(LegacyStartingCpu), GFP_KERNEL)?;
+    /// Grants user mode the `time` CSR on every CPU, now and when a CPU starts, and makes the
+    /// module's state and the PMU to register (`pmu_legacy_init()`): no per-CPU state, and perf
+    /// core may ask it for no sampling and no mode filtering.
+    pub(crate) fn init(module: &'static ThisModule) -> Result<(RiscvPmuSbiModule, perf::Pmu)> {
+        let _time_access = KBox::pin_init(cpuhp::Registration::new(LegacyStartingCpu), GFP_KERNEL)?;
         pr_info!("no SBI PMU extension: counting cycles and instructions from the base counters\n");
         let driver = Arc::new(LegacyPmu, GFP_KERNEL)?;
         let cpus = Arc::new(CpuStates::new(|_, ()| ())?, GFP_KERNEL)?;
         let capabilities = Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE);
         let pmu = perf::Pmu::new(module, driver, cpus, capabilities, &NO_ATTR_GROUPS)?;
-        Ok((time_access, pmu))
+        Ok((RiscvPmuSbiModule::Legacy { _time_access }, pmu))
     }
 }
 

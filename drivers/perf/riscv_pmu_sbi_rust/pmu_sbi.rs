@@ -34,9 +34,7 @@ use crate::glue::{
     irq::{Handler, InterruptContext, IrqReturn, PercpuIrq},
     of::OfNode,
     percpu::{self, ConstInit, LocalInterruptDisabled},
-    perf::{
-        self, Capabilities, CpuStates, EventInit, EventMut, EventOpFlags, MappedEvent, PerfEvent,
-    },
+    perf::{self, CpuStates, EventInit, EventMut, EventOpFlags, MappedEvent, PerfEvent},
     platform,
     sysctl::IntSysctl,
     sysfs::{
@@ -218,8 +216,7 @@ impl DtMaps {
         if cells.iter().all(Option::is_none) {
             return None;
         }
-        let this = Self { cells };
-        let [sel, ctr, raw] = &this.cells;
+        let [sel, ctr, raw] = &cells;
         let maps = DtPmuMaps::parse(sel.as_deref(), ctr.as_deref(), raw.as_deref())
             .and_then(|maps| maps.check_platform(info.hw_counters()).map(|()| maps))
             .inspect_err(dt_map_refused)
@@ -230,7 +227,7 @@ impl DtMaps {
             maps.raw_maps().count(),
             maps.selectors().count()
         );
-        Some(this)
+        Some(Self { cells })
     }
 
     /// The maps, checked when they were read.
@@ -365,11 +362,8 @@ impl SbiPmu {
         if self.dt_std_events.is_some() {
             return Ok(());
         }
-        let check = KBox::pin_init(
-            Deferred::new(StdEventsCheck { info: self.info }),
-            GFP_KERNEL,
-        )?;
-        self.std_events = Some(check);
+        let job = StdEventsCheck { info: self.info };
+        self.std_events = Some(KBox::pin_init(Deferred::new(job), GFP_KERNEL)?);
         Ok(())
     }
 
@@ -388,28 +382,10 @@ impl SbiPmu {
 
     /// Records whether the CPUs set up snapshot memory (when they started, `cpus`).
     pub(crate) fn set_snapshot(&mut self, cpus: &CpuStates<CpuState>) {
-        let mut snapshot = false;
         percpu::for_each_possible_cpu(|cpu| {
-            snapshot |= cpus
-                .with_cpu(cpu, |state| state.core.snapshot_enabled())
-                .unwrap_or(false);
+            self.snapshot |=
+                cpus.with_cpu(cpu, |state| state.core.snapshot_enabled()) == Some(true);
         });
-        self.snapshot = snapshot;
-    }
-
-    /// What perf core may ask of this PMU, given whether the counter overflow interrupt could be
-    /// set up (`pmu_sbi_setup_irqs()`, requested only with Sscofpmf): without it, no sampling and
-    /// no mode filtering, as in the C driver.
-    pub(crate) fn capabilities(&self, overflow_irq: bool) -> Capabilities {
-        if overflow_irq {
-            return Capabilities::empty();
-        }
-        if self.sscofpmf {
-            pr_info!(
-                "Perf sampling/filtering is not supported as the overflow interrupt could not be set up\n"
-            );
-        }
-        Capabilities::NO_INTERRUPT.union(Capabilities::NO_EXCLUDE)
     }
 
     /// Decides what the sysfs `events/` directory lists, before the PMU is registered: the standard
@@ -418,19 +394,15 @@ impl SbiPmu {
     /// `events/` directory: the `cpu` PMU has perf's raw type, so an entry must be the event's
     /// hardware selector, which only the maps give.
     pub(crate) fn publish_events(&self) {
-        let mut listed = 0u64;
         if let (Some(dt), Some(std_events)) = (&self.dt, self.dt_std_events) {
             let maps = dt.maps();
             for (i, config) in EVENT_CONFIGS.iter().enumerate() {
                 let found = StdEvents::nth(i)
                     .and_then(|idx| self.info.listed_event_config(idx, &std_events, &maps));
                 config.store(found.unwrap_or(0), Ordering::Relaxed);
-                if found.is_some() {
-                    listed |= 1 << i;
-                }
+                EVENTS_LISTED.fetch_or(u64::from(found.is_some()) << i, Ordering::Relaxed);
             }
         }
-        EVENTS_LISTED.store(listed, Ordering::Relaxed);
     }
 
     /// The sysfs groups: `format/event` covers the raw event bits of the SBI version, as the C
@@ -509,9 +481,7 @@ impl Firmware for CheckFirmware {
     }
 
     fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
-        let Some(mem) = self.mem.as_mut() else {
-            return Err(SbiError::NotSupported);
-        };
+        let mem = self.mem.as_mut().ok_or(SbiError::NotSupported)?;
         let (error, value) = mem.event_get_info(entries);
         self.count(Fid::EventGetInfo);
         sbi_result(error, value).map(|_| ())
@@ -705,10 +675,7 @@ impl perf::Driver for SbiPmu {
         });
         // `None` for more events than a PMU can have counters.
         if events > 1 && !masks.get(..events).is_some_and(group_fits) {
-            pr_debug!(
-                "a group of {} events cannot have counters at once\n",
-                events
-            );
+            pr_debug!("a group of {events} events cannot have counters at once\n");
             return Err(EINVAL);
         }
         Ok(())
@@ -949,20 +916,18 @@ impl CpuPmNotify for PmuSbiCpuPm {
             if state.core.masks().used() == 0 {
                 return;
             }
-            let mut stopped = 0u64;
+            state.pm_saved = 0;
             state.core.pmu_disable();
             for idx in 0..RISCV_MAX_COUNTERS {
                 let Some(mut event) = events.get(idx, irq) else {
                     continue;
                 };
-                if event.hw_mut().hes().contains(HesState::STOPPED) {
-                    continue;
+                if !event.hw_mut().hes().contains(HesState::STOPPED) {
+                    stop_event(state, &mut event);
+                    state.pm_saved |= 1 << idx;
                 }
-                stop_event(state, &mut event);
-                stopped |= 1 << idx;
             }
             state.core.pmu_enable(&mut state.fw.hybrid());
-            state.pm_saved = stopped;
         });
     }
 
@@ -1097,10 +1062,9 @@ impl Show for SbiCallStats {
         // A write fails only when the buffer is full, which seq_file notices itself: every later
         // write of this read fails too, and it reads again with a larger buffer. An error returned
         // here would end the read instead.
-        let _ = if file == 1 {
-            self.show_counters(out)
-        } else {
-            self.show_calls(out)
+        let _ = match file {
+            1 => self.show_counters(out),
+            _ => self.show_calls(out),
         };
         Ok(())
     }
@@ -1133,22 +1097,17 @@ impl SbiCallStats {
             // an event, those parked for a returning event, and those of the parked ones left
             // running (free like any parked counter). A failed write leaves the buffer full (see
             // `show`).
-            let counters = self.cpus.with_cpu(cpu, |state| {
-                let m = state.core.masks();
-                [
-                    u64::from(m.used().count_ones()),
+            if let Some(m) = self.cpus.with_cpu(cpu, |state| *state.core.masks()) {
+                let _ = writeln!(
+                    out,
+                    "{} {} {:#x} {:#x} {:#x} {:#x} {:#x}",
+                    cpu.as_u32(),
+                    m.used().count_ones(),
                     m.used_hw_ctrs,
                     m.used_fw_ctrs,
                     m.running & !m.coasting(),
                     m.parked,
                     m.coasting(),
-                ]
-            });
-            if let Some([events, hw, fw, running, parked, coasting]) = counters {
-                let cpu = cpu.as_u32();
-                let _ = writeln!(
-                    out,
-                    "{cpu} {events} {hw:#x} {fw:#x} {running:#x} {parked:#x} {coasting:#x}"
                 );
             }
         });

@@ -72,8 +72,7 @@ impl perf::PmuModule for RiscvPmuSbiModule {
     fn init(module: &'static ThisModule) -> Result<(Self, perf::Pmu)> {
         pmu_sbi::pmu_sbi_check_c_driver()?;
         if !pmu_sbi::has_pmu_extension() {
-            let (_time_access, pmu) = LegacyPmu::init(module)?;
-            return Ok((Self::Legacy { _time_access }, pmu));
+            return LegacyPmu::init(module);
         }
 
         // The SBI PMU, probed in place, on the heap: the PMU's counter table is about 1 KiB.
@@ -101,12 +100,22 @@ impl perf::PmuModule for RiscvPmuSbiModule {
                         GFP_KERNEL,
                     )
                 })
-                .inspect_err(|err| pr_err!("requesting the overflow interrupt failed: {:?}\n", err))
+                .inspect_err(|err| {
+                    pr_err!("requesting the overflow interrupt failed: {:?}\n", err);
+                    pr_info!(
+                        "Perf sampling/filtering is not supported as the overflow interrupt could not be set up\n"
+                    );
+                })
                 .ok()
         } else {
             None
         };
-        let capabilities = pmu.capabilities(overflow_irq.is_some());
+        // What perf core may ask of the PMU: without the interrupt, no sampling and no mode
+        // filtering.
+        let capabilities = match overflow_irq {
+            Some(_) => perf::Capabilities::empty(),
+            None => perf::Capabilities::NO_INTERRUPT.union(perf::Capabilities::NO_EXCLUDE),
+        };
 
         // Every CPU's counters are stopped before perf can use them, now and when a CPU starts,
         // and the overflow interrupt enabled.
