@@ -57,16 +57,6 @@ void __percpu *rpmu_alloc_percpu(size_t size, size_t align)
 	return __alloc_percpu(size, align);
 }
 
-unsigned int rpmu_nr_cpu_ids(void)
-{
-	return nr_cpu_ids;
-}
-
-bool rpmu_cpu_possible(unsigned int cpu)
-{
-	return cpu_possible(cpu);
-}
-
 int rpmu_cpuhp_setup_state_multi(int state, const char *name,
 				 int (*startup)(unsigned int cpu, struct hlist_node *node),
 				 int (*teardown)(unsigned int cpu, struct hlist_node *node))

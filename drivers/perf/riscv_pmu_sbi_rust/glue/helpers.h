@@ -27,8 +27,6 @@ void rpmu_preempt_enable(void);
 
 /* Per-CPU allocations: __alloc_percpu() is a macro. */
 void __percpu *rpmu_alloc_percpu(size_t size, size_t align);
-unsigned int rpmu_nr_cpu_ids(void);
-bool rpmu_cpu_possible(unsigned int cpu);
 
 /*
  * A multi-instance CPU hotplug state: cpuhp_setup_state_multi() is an inline wrapper that casts the callbacks

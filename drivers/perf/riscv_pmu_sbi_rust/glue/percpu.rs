@@ -12,7 +12,11 @@
 
 use super::bindings;
 use super::compat;
-use core::{marker::PhantomData, mem, ptr::NonNull};
+use core::{
+    marker::PhantomData,
+    mem,
+    ptr::{addr_of, NonNull},
+};
 use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
@@ -93,15 +97,16 @@ impl CpuId {
     }
 }
 
-/// Calls `f` with every possible CPU.
+/// Calls `f` with every possible CPU (`for_each_possible_cpu()`: the bits of `cpu_possible_mask`).
 pub(crate) fn for_each_possible_cpu(mut f: impl FnMut(CpuId)) {
-    // SAFETY: FFI call without arguments.
-    let nr_cpu_ids = unsafe { bindings::rpmu_nr_cpu_ids() };
-    for cpu in 0..nr_cpu_ids {
-        // SAFETY: FFI call; any CPU number is accepted.
-        if unsafe { bindings::rpmu_cpu_possible(cpu) } {
-            // INVARIANT: `cpu` is below `nr_cpu_ids`.
-            f(CpuId(cpu));
+    // SAFETY: The mask is set at boot, before modules load, and read-only afterwards
+    // (`__ro_after_init`); its words are copied out through a raw pointer, without a reference.
+    let words = unsafe { addr_of!(bindings::__cpu_possible_mask.bits).read() };
+    for (word, bits) in (0u32..).zip(words) {
+        for bit in (0..usize::BITS).filter(|bit| (bits >> bit) & 1 != 0) {
+            // INVARIANT: `nr_cpu_ids` is one more than the highest possible CPU
+            // (`setup_nr_cpu_ids()`).
+            f(CpuId(word * usize::BITS + bit));
         }
     }
 }
