@@ -13,8 +13,7 @@
 //! - `container_of!` takes and returns `*mut` pointers ([`container_of_mut`]);
 //! - `CStr` is `core::ffi::CStr`, whose `as_char_ptr()` is not `const` ([`const_char_ptr`]);
 //! - `device_attribute::show` and `attribute_group::{is_visible, attrs}` sit in anonymous
-//!   unions beside their `const` variants ([`set_attr_show`], [`set_group_is_visible`],
-//!   [`set_group_attrs`]);
+//!   unions beside their `const` variants (set with [`on_kernel`] by `sysfs`);
 //! - `smp_call_function_single()` takes `bool wait` ([`SMP_WAIT`]);
 //!
 //! And what a kernel without the export patches lacks (`Kbuild` passes
@@ -22,11 +21,7 @@
 //! which the module counts and refuses sampling ([`SAMPLE_EXPORTS`], [`perf_sample_event_took`]).
 
 use super::bindings;
-use kernel::{
-    ffi::{c_char, c_int},
-    prelude::*,
-    types::Opaque,
-};
+use kernel::{ffi::c_char, prelude::*, types::Opaque};
 
 #[cfg(rpmu_kernel_7)]
 pub(crate) use ::pin_init::pin_init_from_closure;
@@ -108,51 +103,10 @@ pub(crate) const fn const_char_ptr(s: &CStr) -> *const c_char {
     )
 }
 
-/// The `show` callback of a `struct device_attribute`.
-pub(crate) type ShowFn = unsafe extern "C" fn(
-    *mut bindings::device,
-    *mut bindings::device_attribute,
-    *mut c_char,
-) -> isize;
-
-/// The `is_visible` callback of a `struct attribute_group`.
-pub(crate) type IsVisibleFn = unsafe extern "C" fn(
-    *mut bindings::kobject,
-    *mut bindings::attribute,
-    c_int,
-) -> bindings::umode_t;
-
-/// Sets `attr.show` (in 7.x a member of an anonymous union with `show_const`).
-#[inline(always)]
-pub(crate) const fn set_attr_show(attr: &mut bindings::device_attribute, show: ShowFn) {
-    on_kernel!(
-        attr.show = Some(show),
-        attr.__bindgen_anon_1.show = Some(show)
-    );
-}
-
-/// Sets `group.is_visible` (in 7.x a member of an anonymous union with `is_visible_const`).
-#[inline(always)]
-pub(crate) const fn set_group_is_visible(group: &mut bindings::attribute_group, f: IsVisibleFn) {
-    on_kernel!(
-        group.is_visible = Some(f),
-        group.__bindgen_anon_1.is_visible = Some(f),
-    );
-}
-
-/// Sets `group.attrs` (in 7.x a member of an anonymous union with `attrs_const`).
-#[inline(always)]
-pub(crate) const fn set_group_attrs(
-    group: &mut bindings::attribute_group,
-    attrs: *mut *mut bindings::attribute,
-) {
-    on_kernel!(group.attrs = attrs, group.__bindgen_anon_2.attrs = attrs);
-}
-
 /// The `wait` argument of `smp_call_function_single()` that waits for the function to finish
 /// (`int` in 6.12, `bool` in 7.x).
 #[cfg(not(rpmu_kernel_7))]
-pub(crate) const SMP_WAIT: c_int = 1;
+pub(crate) const SMP_WAIT: kernel::ffi::c_int = 1;
 
 /// The `wait` argument of `smp_call_function_single()` that waits for the function to finish
 /// (`int` in 6.12, `bool` in 7.x).

@@ -132,7 +132,10 @@ impl<V: AttrValue> PmuAttr<V> {
         let mut attr: bindings::device_attribute = unsafe { mem::zeroed() };
         attr.attr.name = compat::const_char_ptr(name);
         attr.attr.mode = 0o444;
-        compat::set_attr_show(&mut attr, Self::show);
+        compat::on_kernel!(
+            attr.show = Some(Self::show),
+            attr.__bindgen_anon_1.show = Some(Self::show),
+        );
         // INVARIANT: The attribute is read-only and shows `value`.
         Self {
             attr: Opaque::new(attr),
@@ -242,7 +245,10 @@ impl AttributeGroup {
         attrs: &'static Attributes<N, EventId<T>>,
     ) -> Self {
         let mut group = Self::raw(name, attrs);
-        compat::set_group_is_visible(&mut group, Self::event_is_visible::<T, N>);
+        compat::on_kernel!(
+            group.is_visible = Some(Self::event_is_visible::<T, N>),
+            group.__bindgen_anon_1.is_visible = Some(Self::event_is_visible::<T, N>),
+        );
         // INVARIANT: As in `new`.
         Self {
             group: Opaque::new(group),
@@ -260,7 +266,7 @@ impl AttributeGroup {
         let list = ptr::addr_of!(attrs.list)
             .cast::<*mut bindings::attribute>()
             .cast_mut();
-        compat::set_group_attrs(&mut group, list);
+        compat::on_kernel!(group.attrs = list, group.__bindgen_anon_2.attrs = list);
         group
     }
 
