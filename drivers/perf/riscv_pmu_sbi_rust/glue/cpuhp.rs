@@ -85,39 +85,6 @@ pub(crate) trait CpuStarting: Send + Sync + 'static {
     fn dying(&self, irq: &LocalInterruptDisabled);
 }
 
-/// The multi-instance CPU hotplug state of `T` (`T::STATE`), removed on drop.
-///
-/// # Invariants
-///
-/// `T::STATE` is set up by `cpuhp_setup_state_multi()` and not removed yet.
-struct State<T: CpuStarting>(PhantomData<T>);
-
-impl<T: CpuStarting> State<T> {
-    fn new() -> Result<Self> {
-        // SAFETY: The name is a static string and the callbacks match the C prototype.
-        let state = unsafe {
-            bindings::rpmu_cpuhp_setup_state_multi(
-                T::STATE.0,
-                T::NAME.as_char_ptr(),
-                Some(Adapter::<T>::starting_callback),
-                Some(Adapter::<T>::dying_callback),
-            )
-        };
-        to_result(state)?;
-        // INVARIANT: A fixed state returns 0 when it was set up.
-        Ok(Self(PhantomData))
-    }
-}
-
-impl<T: CpuStarting> Drop for State<T> {
-    fn drop(&mut self) {
-        // `cpuhp_remove_multi_state()`, an inline wrapper.
-        // SAFETY: By the type invariant the state is set up; its instance (if any) is removed
-        // before, as `Registration` drops it first.
-        unsafe { bindings::__cpuhp_remove_state(T::STATE.0, false) };
-    }
-}
-
 /// A registered [`CpuStarting`]: `T::starting()` has run on every online CPU and will run on each
 /// CPU that starts, until drop; `T::dying()` runs on each CPU that stops, and on every online CPU
 /// at drop, before `T` is dropped: what `T` owns (such as a per-CPU interrupt the callbacks enable
@@ -125,7 +92,8 @@ impl<T: CpuStarting> Drop for State<T> {
 ///
 /// # Invariants
 ///
-/// `node` is an instance of `T::STATE`, added by the initialiser and removed on drop.
+/// `T::STATE` is set up as a multi-instance state (`cpuhp_setup_state_multi()`) and `node` is its
+/// instance, both by the initialiser; drop removes the instance, then the state.
 ///
 /// # Examples
 ///
@@ -135,7 +103,6 @@ impl<T: CpuStarting> Drop for State<T> {
 #[pin_data(PinnedDrop)]
 pub(crate) struct Registration<T: CpuStarting> {
     data: T,
-    state: State<T>,
     #[pin]
     node: Opaque<bindings::hlist_node>,
 }
@@ -153,23 +120,38 @@ impl<T: CpuStarting> Registration<T> {
     pub(crate) fn new(data: T) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             data,
-            state: State::new()?,
             node <- Self::add_instance(),
         }? Error)
     }
 
     fn add_instance() -> impl PinInit<Opaque<bindings::hlist_node>, Error> {
         let init = move |slot: *mut Opaque<bindings::hlist_node>| {
+            // SAFETY: The name is a static string and the callbacks match the C prototype.
+            to_result(unsafe {
+                bindings::rpmu_cpuhp_setup_state_multi(
+                    T::STATE.0,
+                    T::NAME.as_char_ptr(),
+                    Some(Adapter::<T>::starting_callback),
+                    Some(Adapter::<T>::dying_callback),
+                )
+            })?;
             let node = compat::opaque_ptr(slot);
             // `cpuhp_state_add_instance()`, an inline wrapper. `node` is the `node` field of a
-            // `Registration<T>` whose `data` and `state` fields are initialised (pin-init runs the
-            // fields in order).
+            // `Registration<T>` whose `data` field is initialised (pin-init runs the fields in
+            // order).
             // SAFETY: The node stays at this address until `drop` removes it; the callback only
             // reads the `data` field, which is initialised.
-            to_result(unsafe { bindings::__cpuhp_state_add_instance(T::STATE.0, node, true) })
+            let ret =
+                to_result(unsafe { bindings::__cpuhp_state_add_instance(T::STATE.0, node, true) });
+            if ret.is_err() {
+                // `cpuhp_remove_multi_state()`, an inline wrapper.
+                // SAFETY: The state was set up above and has no instance.
+                unsafe { bindings::__cpuhp_remove_state(T::STATE.0, false) };
+            }
+            ret
         };
-        // SAFETY: On success the node is added; on failure the C side has not kept it and the
-        // uninitialised slot needs no cleanup.
+        // SAFETY: On success the state is set up and the node added; on failure the state is
+        // removed again, the C side has not kept the node and the slot needs no cleanup.
         unsafe { pin_init_from_closure(init) }
     }
 }
@@ -181,6 +163,9 @@ impl<T: CpuStarting> PinnedDrop for Registration<T> {
         // removing the instance cannot either.
         // SAFETY: By the type invariant `node` is an instance of `T::STATE`.
         unsafe { bindings::__cpuhp_state_remove_instance(T::STATE.0, self.node.get(), true) };
+        // `cpuhp_remove_multi_state()`, an inline wrapper.
+        // SAFETY: By the type invariant the state is set up; its instance was removed above.
+        unsafe { bindings::__cpuhp_remove_state(T::STATE.0, false) };
     }
 }
 
