@@ -133,6 +133,7 @@ fn read_counter(idx: u16) -> u64 {
     let idx = usize::from(idx & 31);
     // The jump lands on the `idx`-th of the 32 entries, each 8 bytes (`norvc`: neither `csrr` nor
     // `j` is compressed), which reads one counter CSR into `value` and jumps to the end of the block.
+    // The assembler writes the entries (`.rept`), the CSR number one higher in each.
     // SAFETY: `idx` is below 32 (masked above), so the jump stays inside the block; reading a counter
     // CSR has no side effect and touches no memory (the firmware gives the supervisor access).
     unsafe {
@@ -144,17 +145,12 @@ fn read_counter(idx: u16) -> u64 {
             "add {t}, {t}, {i}",
             "jr {t}",
             "3:",
-            "csrr {v}, 0xc00", "j 4f", "csrr {v}, 0xc01", "j 4f", "csrr {v}, 0xc02", "j 4f",
-            "csrr {v}, 0xc03", "j 4f", "csrr {v}, 0xc04", "j 4f", "csrr {v}, 0xc05", "j 4f",
-            "csrr {v}, 0xc06", "j 4f", "csrr {v}, 0xc07", "j 4f", "csrr {v}, 0xc08", "j 4f",
-            "csrr {v}, 0xc09", "j 4f", "csrr {v}, 0xc0a", "j 4f", "csrr {v}, 0xc0b", "j 4f",
-            "csrr {v}, 0xc0c", "j 4f", "csrr {v}, 0xc0d", "j 4f", "csrr {v}, 0xc0e", "j 4f",
-            "csrr {v}, 0xc0f", "j 4f", "csrr {v}, 0xc10", "j 4f", "csrr {v}, 0xc11", "j 4f",
-            "csrr {v}, 0xc12", "j 4f", "csrr {v}, 0xc13", "j 4f", "csrr {v}, 0xc14", "j 4f",
-            "csrr {v}, 0xc15", "j 4f", "csrr {v}, 0xc16", "j 4f", "csrr {v}, 0xc17", "j 4f",
-            "csrr {v}, 0xc18", "j 4f", "csrr {v}, 0xc19", "j 4f", "csrr {v}, 0xc1a", "j 4f",
-            "csrr {v}, 0xc1b", "j 4f", "csrr {v}, 0xc1c", "j 4f", "csrr {v}, 0xc1d", "j 4f",
-            "csrr {v}, 0xc1e", "j 4f", "csrr {v}, 0xc1f", "j 4f",
+            ".set .Lrpmu_csr, 0xc00",
+            ".rept 32",
+            "csrr {v}, .Lrpmu_csr",
+            "j 4f",
+            ".set .Lrpmu_csr, .Lrpmu_csr + 1",
+            ".endr",
             "4:",
             ".option pop",
             i = inout(reg) idx => _,
