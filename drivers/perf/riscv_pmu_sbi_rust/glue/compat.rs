@@ -14,7 +14,7 @@
 //! - `CStr` is `core::ffi::CStr`, whose `as_char_ptr()` is not `const` ([`const_char_ptr`]);
 //! - `device_attribute::show` and `attribute_group::{is_visible, attrs}` sit in anonymous
 //!   unions beside their `const` variants (set with [`on_kernel`] by `sysfs`);
-//! - `smp_call_function_single()` takes `bool wait` ([`SMP_WAIT`]);
+//! - `smp_call_function_single()` takes `bool wait` (`int` in 6.12: [`on_kernel`] in `percpu`);
 //!
 //! And what a kernel without the export patches lacks (`Kbuild` passes
 //! `--cfg rpmu_no_sample_exports`): `perf_event_overflow()` and `perf_sample_event_took()`, without
@@ -102,13 +102,3 @@ pub(crate) const fn const_char_ptr(s: &CStr) -> *const c_char {
         kernel::str::as_char_ptr_in_const_context(s)
     )
 }
-
-/// The `wait` argument of `smp_call_function_single()` that waits for the function to finish
-/// (`int` in 6.12, `bool` in 7.x).
-#[cfg(not(rpmu_kernel_7))]
-pub(crate) const SMP_WAIT: kernel::ffi::c_int = 1;
-
-/// The `wait` argument of `smp_call_function_single()` that waits for the function to finish
-/// (`int` in 6.12, `bool` in 7.x).
-#[cfg(rpmu_kernel_7)]
-pub(crate) const SMP_WAIT: bool = true;

@@ -276,7 +276,8 @@ pub(crate) fn on_cpu<F: FnOnce(&LocalInterruptDisabled) + Send>(cpu: c_int, f: F
             cpu,
             Some(call_once::<F>),
             info.cast::<c_void>(),
-            compat::SMP_WAIT,
+            // Wait for the function to finish (an `int` in 6.12, a `bool` in 7.x).
+            compat::on_kernel!(1, true),
         )
     };
 }
