@@ -7,7 +7,7 @@
 //! `bindings` crate, the generated code is exempt from the kernel's lints.
 
 // The lints after `clippy::all` are among those 7.x's `CLIPPY=1` adds (6.12's does not enable them).
-#[allow(
+#![allow(
     clippy::all,
     clippy::as_underscore,
     clippy::cast_lossless,
@@ -23,11 +23,8 @@
     unreachable_pub,
     unsafe_op_in_unsafe_fn
 )]
-#[cfg_attr(CONFIG_RUSTC_HAS_UNNECESSARY_TRANSMUTES, allow(unnecessary_transmutes))]
-mod generated {
-    use kernel::ffi;
+#![cfg_attr(CONFIG_RUSTC_HAS_UNNECESSARY_TRANSMUTES, allow(unnecessary_transmutes))]
 
-    include!(concat!(env!("RPMU_OBJDIR"), "/glue/bindings_generated.rs"));
-}
+use kernel::ffi;
 
-pub(crate) use generated::*;
+include!(concat!(env!("RPMU_OBJDIR"), "/glue/bindings_generated.rs"));
