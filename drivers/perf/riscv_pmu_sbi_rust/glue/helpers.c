@@ -71,18 +71,7 @@ static int rpmu_debugfs_show(struct seq_file *m, void *unused)
 	return f->show(m, f->data, f->index);
 }
 
-static int rpmu_debugfs_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, rpmu_debugfs_show, inode->i_private);
-}
-
-static const struct file_operations rpmu_debugfs_fops = {
-	.owner = THIS_MODULE,
-	.open = rpmu_debugfs_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-};
+DEFINE_SHOW_ATTRIBUTE(rpmu_debugfs);
 
 struct dentry *rpmu_debugfs_create(const char *dir, struct rpmu_debugfs_file *files, unsigned int n)
 {

@@ -9,7 +9,6 @@
 #define RPMU_HELPERS_H
 
 #include <linux/interrupt.h>
-#include <linux/list.h>
 #include <linux/types.h>
 
 struct perf_event;
