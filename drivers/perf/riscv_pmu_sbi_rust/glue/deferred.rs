@@ -95,11 +95,10 @@ impl<T: Job> Deferred<T> {
             // SAFETY: By the type invariant the work item is initialised and was queued.
             unsafe { bindings::flush_work(self.work.get()) };
         }
-        if !self.done.load(Ordering::Acquire) {
-            return None;
-        }
-        // SAFETY: `done` is set, so the output is written and never written again.
-        Some(unsafe { (*self.output.get()).assume_init_ref() })
+        // SAFETY: Once `done` is set, the output is written and never written again.
+        self.done
+            .load(Ordering::Acquire)
+            .then(|| unsafe { (*self.output.get()).assume_init_ref() })
     }
 
     /// The work function.

@@ -64,12 +64,9 @@ impl<const N: usize> FirmwareMem<N> {
     /// Word `i`, or `None` past the end.
     #[inline(always)]
     pub(crate) fn read(&self, i: usize) -> Option<u64> {
-        if i >= N {
-            return None;
-        }
         // SAFETY: By the type invariant `ptr()` points to `N` words owned by `self`, and `i < N`;
         // the load is volatile and creates no reference, so firmware may access the memory too.
-        Some(unsafe { self.ptr().add(i).read_volatile() })
+        (i < N).then(|| unsafe { self.ptr().add(i).read_volatile() })
     }
 
     /// Sets word `i`; nothing past the end.
