@@ -147,8 +147,7 @@ impl ConstInit for () {
 /// hits.get(irq).with(|hits| hits.set(hits.get() + 1));
 /// ```
 pub(crate) struct PerCpu<T> {
-    ptr: NonNull<c_void>,
-    _p: PhantomData<T>,
+    ptr: NonNull<T>,
 }
 
 // SAFETY: Each copy of `T` is only used by code running on its own CPU (see `get`), and `T: Send`
@@ -167,10 +166,10 @@ impl<T: ConstInit> PerCpu<T> {
         let size = mem::size_of::<T>().max(1);
         // SAFETY: FFI call with a valid size and a power-of-two alignment.
         let ptr = unsafe { bindings::rpmu_alloc_percpu(size, mem::align_of::<T>()) };
-        let ptr = NonNull::new(ptr).ok_or(ENOMEM)?;
+        // CAST: Each CPU's copy is large enough and aligned for a `T`.
+        let ptr = NonNull::new(ptr.cast::<T>()).ok_or(ENOMEM)?;
         for_each_possible_cpu(|cpu| {
-            // CAST: Each CPU's copy is large enough and aligned for a `T`.
-            let slot = super::arch::per_cpu_ptr(ptr.as_ptr(), cpu.as_u32()).cast::<T>();
+            let slot = super::arch::per_cpu_ptr(ptr.as_ptr(), cpu.as_u32());
             // SAFETY: `ptr` is a live per-CPU allocation and `cpu` is a possible CPU, so `slot` is
             // the CPU's copy; it is not yet initialised, so writing without dropping is right.
             unsafe { slot.write(T::INIT) };
@@ -179,10 +178,7 @@ impl<T: ConstInit> PerCpu<T> {
             init(cpu, unsafe { &mut *slot });
         });
         // INVARIANT: Every possible CPU's copy was written above.
-        Ok(Self {
-            ptr,
-            _p: PhantomData,
-        })
+        Ok(Self { ptr })
     }
 }
 
@@ -193,10 +189,10 @@ impl<T> PerCpu<T> {
         let ptr = super::arch::this_cpu_ptr(self.ptr.as_ptr(), irq);
         // The copy lives until `self` is dropped, which needs `&mut self`. Copies are only reached
         // from their own CPU (here, which `with_cpu` calls on the target CPU), and `T: Send`
-        // lets whichever thread runs on the CPU use it. CAST: Each copy is a valid, aligned `T`.
+        // lets whichever thread runs on the CPU use it.
         // SAFETY: The token keeps the caller on this CPU with interrupts disabled, so no other
         // thread reaches this CPU's valid copy while `'a` lasts.
-        CheckedPerCpuToken(unsafe { &*ptr.cast::<T>() })
+        CheckedPerCpuToken(unsafe { &*ptr })
     }
 }
 
@@ -300,15 +296,14 @@ unsafe extern "C" fn call_once<F: FnOnce(&LocalInterruptDisabled)>(info: *mut c_
 impl<T> Drop for PerCpu<T> {
     fn drop(&mut self) {
         for_each_possible_cpu(|cpu| {
-            // CAST: By the type invariant each CPU's copy is a valid, aligned `T`.
-            let ptr = super::arch::per_cpu_ptr(self.ptr.as_ptr(), cpu.as_u32()).cast::<T>();
+            let ptr = super::arch::per_cpu_ptr(self.ptr.as_ptr(), cpu.as_u32());
             // SAFETY: By the type invariant `self.ptr` is a live per-CPU allocation and `cpu` is a
             // possible CPU, so `ptr` is the CPU's copy, valid and, as `self` is being dropped,
             // unused: drop it once.
             unsafe { core::ptr::drop_in_place(ptr) };
         });
         // SAFETY: By the type invariant `ptr` came from `__alloc_percpu()` and is freed only here.
-        unsafe { bindings::free_percpu(self.ptr.as_ptr()) };
+        unsafe { bindings::free_percpu(self.ptr.as_ptr().cast()) };
     }
 }
 
