@@ -99,11 +99,8 @@ pub(crate) fn sbi_spec_version() -> usize {
 
 /// Whether the firmware has the extension `ext` (`sbi_probe_extension()`).
 pub(crate) fn sbi_probe_extension(ext: usize) -> bool {
-    let Ok(ext) = c_int::try_from(ext) else {
-        return false;
-    };
     // SAFETY: FFI call; any extension ID is accepted.
-    unsafe { bindings::sbi_probe_extension(ext) > 0 }
+    c_int::try_from(ext).is_ok_and(|ext| unsafe { bindings::sbi_probe_extension(ext) > 0 })
 }
 
 /// Whether every hart has the Sscofpmf extension (`riscv_isa_extension_available()`).

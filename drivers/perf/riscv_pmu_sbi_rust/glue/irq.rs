@@ -53,11 +53,8 @@ impl IrqMapping {
         // SAFETY: FFI call; a node without a domain gives 0.
         // CAST: A `u32` fits a `usize` on every architecture Linux runs Rust on.
         let irq = unsafe { bindings::rpmu_irq_create_mapping(fwnode, hwirq as usize) };
-        if irq == 0 {
-            return Err(ENODEV);
-        }
         // INVARIANT: A non-zero return value is a mapping, new or existing.
-        Ok(Self { irq })
+        (irq != 0).then_some(Self { irq }).ok_or(ENODEV)
     }
 }
 

@@ -11,7 +11,7 @@
 
 use super::bindings;
 use core::ptr::{self, NonNull};
-use kernel::{ffi::c_int, prelude::*};
+use kernel::{error::to_result, ffi::c_int, prelude::*};
 
 /// A device tree node, with a reference held on it.
 ///
@@ -59,11 +59,8 @@ impl OfNode {
         // writable for the call, which takes `devtree_lock` itself.
         let prop =
             unsafe { bindings::of_find_property(self.node.as_ptr(), name.as_char_ptr(), &mut len) };
-        if prop.is_null() {
-            return None;
-        }
         // A present property has a non-negative length.
-        Some(usize::try_from(len).unwrap_or(0))
+        (!prop.is_null()).then(|| usize::try_from(len).unwrap_or(0))
     }
 
     /// The `n` cells of the `u32` array property `name` in CPU order
@@ -86,11 +83,8 @@ impl OfNode {
                 n,
             )
         };
-        if read < 0 {
-            return Err(Error::from_errno(read));
-        }
         // With `sz_min` = `sz_max` = `n`, a call that succeeds wrote all `n` values.
-        Ok(cells)
+        to_result(read).map(|()| cells)
     }
 
     /// The node of a possible CPU (`of_get_cpu_node(cpu, NULL)`), if the device tree has one.
