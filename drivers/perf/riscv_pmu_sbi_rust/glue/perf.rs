@@ -263,11 +263,10 @@ impl PerfEvent {
         // SAFETY: By the type invariant the event is valid; the field is read once (`READ_ONCE()`)
         // and only compared with NULL, never dereferenced.
         let rb = unsafe { core::ptr::read_volatile(addr_of!((*event).rb)) };
-        if rb.is_null() {
-            return;
+        if !rb.is_null() {
+            // SAFETY: By the type invariant the event is valid.
+            unsafe { bindings::perf_event_update_userpage(event) };
         }
-        // SAFETY: By the type invariant the event is valid.
-        unsafe { bindings::perf_event_update_userpage(event) };
     }
 }
 
@@ -761,13 +760,11 @@ impl<D: Send> CpuStates<D> {
 
     #[inline(always)]
     fn borrow<R>(cell: &RefCell<D>, f: impl FnOnce(&mut D) -> R) -> Option<R> {
-        match cell.try_borrow_mut() {
-            Ok(mut state) => Some(f(&mut state)),
-            Err(_) => {
-                percpu::warn_once(c_str!("PMU state of a CPU borrowed while borrowed"));
-                None
-            }
-        }
+        let Ok(mut state) = cell.try_borrow_mut() else {
+            percpu::warn_once(c_str!("PMU state of a CPU borrowed while borrowed"));
+            return None;
+        };
+        Some(f(&mut state))
     }
 }
 
