@@ -1147,9 +1147,9 @@ impl<T: Driver> Registration<T> {
             // `if` rather than `bool::then_some`: a callback the driver does not implement is then
             // never instantiated (its body is the vtable's build error).
             macro_rules! optional {
-                ($has:expr, $callback:ident) => {
+                ($has:expr, $callback:ident $(::<$mapped:literal>)?) => {
                     if $has {
-                        Some(Adapter::<T>::$callback)
+                        Some(Adapter::<T>::$callback $(::<$mapped>)?)
                     } else {
                         None
                     }
@@ -1171,8 +1171,8 @@ impl<T: Driver> Registration<T> {
                 commit_txn: optional!(T::HAS_START_TXN, commit_txn_callback),
                 cancel_txn: optional!(T::HAS_START_TXN, cancel_txn_callback),
                 event_idx: optional!(T::HAS_EVENT_IDX, event_idx_callback),
-                event_mapped: optional!(T::HAS_EVENT_MAPPED, event_mapped_callback),
-                event_unmapped: optional!(T::HAS_EVENT_UNMAPPED, event_unmapped_callback),
+                event_mapped: optional!(T::HAS_EVENT_MAPPED, mmap_callback::<true>),
+                event_unmapped: optional!(T::HAS_EVENT_UNMAPPED, mmap_callback::<false>),
                 ..Default::default()
             };
             // SAFETY: `container` is valid for writes.
@@ -1447,33 +1447,27 @@ impl<T: Driver> Adapter<T> {
         c_int::try_from(registration.driver.event_idx(event)).unwrap_or(0)
     }
 
+    /// The `event_mapped` (`MAPPED`) and `event_unmapped` callbacks.
+    ///
     /// # Safety
     ///
-    /// `event` must be passed by perf core to the `event_mapped` callback (its address space is not
-    /// needed: the counter's bit goes only to the CPU the event runs on).
-    unsafe extern "C" fn event_mapped_callback(
+    /// `event` must be passed by perf core to the `event_mapped` callback, or to `event_unmapped`
+    /// for `!MAPPED` (its address space is not needed: the counter's bit goes only to the CPU the
+    /// event runs on).
+    unsafe extern "C" fn mmap_callback<const MAPPED: bool>(
         event: *mut bindings::perf_event,
         _mm: *mut bindings::mm_struct,
     ) {
         // SAFETY: Guaranteed by the caller.
         let registration = unsafe { Self::registration((*event).pmu) };
         // SAFETY: Guaranteed by the caller; the reference does not leave this function.
-        let event = unsafe { PerfEvent::from_raw(event) };
-        registration.driver.event_mapped(&MappedEvent(event));
-    }
-
-    /// # Safety
-    ///
-    /// `event` must be passed by perf core to the `event_unmapped` callback (its address space is not
-    /// needed: the counter's bit goes only to the CPU the event runs on).
-    unsafe extern "C" fn event_unmapped_callback(
-        event: *mut bindings::perf_event,
-        _mm: *mut bindings::mm_struct,
-    ) {
-        // SAFETY: Guaranteed by the caller.
-        let registration = unsafe { Self::registration((*event).pmu) };
-        // SAFETY: Guaranteed by the caller; the reference does not leave this function.
-        let event = unsafe { PerfEvent::from_raw(event) };
-        registration.driver.event_unmapped(&MappedEvent(event));
+        let event = MappedEvent(unsafe { PerfEvent::from_raw(event) });
+        // `MAPPED` is a constant, so the other callback's method is compiled out: a driver may
+        // implement one of the two alone (the other's default body is the vtable's build error).
+        if MAPPED {
+            registration.driver.event_mapped(&event);
+        } else {
+            registration.driver.event_unmapped(&event);
+        }
     }
 }
