@@ -274,34 +274,22 @@ impl StdEvents {
 
     /// Records whether a standard event is available; other events are ignored.
     pub fn set(&mut self, idx: EventIdx, available: bool) {
-        let b = Self::bit(idx).unwrap_or(0);
+        let b = Self::bit(idx);
         self.avail = self.avail & !b | if available { b } else { 0 };
     }
 
     /// Whether an event may be used: standard events must have been found available; every other
     /// event (raw, firmware) is left to `sbi_pmu_counter_config_matching` to accept or refuse.
-    pub const fn is_available(&self, idx: EventIdx) -> bool {
-        match Self::bit(idx) {
-            Some(b) => self.avail & b != 0,
-            None => true,
-        }
+    pub fn is_available(&self, idx: EventIdx) -> bool {
+        let b = Self::bit(idx);
+        self.avail & b == b
     }
 
-    /// The bit of a standard event: that of its position in the list [`StdEvents::nth`] walks.
-    const fn bit(idx: EventIdx) -> Option<u64> {
-        if let Some(event) = idx.hw_event() {
-            // Codes 1 to 10 are at positions 0 to 9.
-            return Some(1 << (event.code() - 1));
-        }
-        match idx.cache_parts() {
-            // Below 52: the cache events follow the hardware general events, in the 7 × 3 × 2
-            // table (cache-major, as `pmu_cache_event_map`).
-            Some((c, o, r)) => {
-                let cache_index = (c as usize * 3 + o as usize) * 2 + r as usize;
-                Some(1 << (HwGeneralEvent::ALL.len() + cache_index))
-            }
-            None => None,
-        }
+    /// The bit of a standard event: that of its position in the list [`StdEvents::nth`] walks; 0
+    /// for other events.
+    fn bit(idx: EventIdx) -> u64 {
+        let i = (0..Self::COUNT).find(|&i| Self::nth(i) == Some(idx));
+        i.map_or(0, |i| 1 << i)
     }
 }
 
