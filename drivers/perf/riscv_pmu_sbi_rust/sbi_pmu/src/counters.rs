@@ -549,11 +549,8 @@ impl PmuInfo {
         hw.set_config(req.event_data);
         // CAST: `usize` is 64 bits on RV64 (see the crate's documentation).
         hw.set_config_base(req.cflags.bits() as u64);
-        hw.set_hw_flags(match access {
-            UserAccess::NoUserAccess => HwFlags::NO_USER_ACCESS,
-            UserAccess::UserAccess => HwFlags::USER_ACCESS,
-            UserAccess::Legacy => HwFlags::LEGACY,
-        });
+        // NO_USER_ACCESS, USER_ACCESS and LEGACY are bits 0 to 2, for the sysctl's values 0 to 2.
+        hw.set_hw_flags(HwFlags::from_bits_retain(1 << access as u32));
         if attr.sampling {
             hw.set_hw_flags(hw.hw_flags() | HwFlags::SAMPLING);
         } else {
@@ -951,6 +948,19 @@ mod tests {
         assert_eq!(hw.sample_period, 4000);
         assert!(hw.is_sampling());
         assert!(hw.hw_flags().contains(HwFlags::LEGACY));
+
+        // Each perf_user_access mode gives its own flag.
+        let modes = [
+            (UserAccess::NoUserAccess, HwFlags::NO_USER_ACCESS),
+            (UserAccess::UserAccess, HwFlags::USER_ACCESS),
+            (UserAccess::Legacy, HwFlags::LEGACY),
+        ];
+        for (access, flags) in modes {
+            let mut hw = HwPerfEvent::default();
+            info.event_init(&attr, access, &StdEvents::ALL, None, &mut hw)
+                .unwrap();
+            assert_eq!(hw.hw_flags(), flags, "{access:?}");
+        }
 
         let mut none = StdEvents::ALL;
         none.set(EventIdx::hw(HwGeneralEvent::BranchInstructions), false);
