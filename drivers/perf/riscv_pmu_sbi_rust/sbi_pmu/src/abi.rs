@@ -94,7 +94,8 @@ macro_rules! sbi_errors {
                 })
             }
 
-            /// The `sbiret.error` value of this error.
+            /// The `sbiret.error` value of this error, for the host tests and the firmware model.
+            #[cfg(any(test, feature = "host"))]
             pub const fn code(self) -> isize {
                 match self {
                     $(SbiError::$variant => $code,)*
