@@ -113,7 +113,7 @@ pub const MAX_SELECTORS: usize = 16;
 /// The event selectors of standard events (types #0 and #1) on delegated counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Selectors {
-    len: usize,
+    /// The rows, then `(0, 0)`s: `event_idx` 0 is no standard event, and a selector of 0 is none.
     rows: [(u32, u64); MAX_SELECTORS],
 }
 
@@ -121,7 +121,6 @@ impl Selectors {
     /// No selector: only raw events can use delegated counters.
     pub const fn none() -> Self {
         Self {
-            len: 0,
             rows: [(0, 0); MAX_SELECTORS],
         }
     }
@@ -130,9 +129,8 @@ impl Selectors {
     /// [`SelectorTable`].
     pub fn from_rows(rows: impl IntoIterator<Item = (u32, u64)>) -> Self {
         let mut this = Self::none();
-        for row in rows.into_iter().take(MAX_SELECTORS) {
-            this.rows[this.len] = row;
-            this.len += 1;
+        for (slot, row) in this.rows.iter_mut().zip(rows) {
+            *slot = row;
         }
         this
     }
@@ -142,7 +140,7 @@ impl Selectors {
         let rows = maps
             .selectors()
             .map(|(idx, sel)| (idx.raw(), sel & MHPMEVENT_SELECTOR));
-        Some(Self::from_rows(rows)).filter(|this| this.len > 0)
+        Some(Self::from_rows(rows)).filter(|this| *this != Self::none())
     }
 
     /// The table [`PLATFORM_TABLES`] has for a device tree root compatible with `is_compatible`,
@@ -161,10 +159,8 @@ impl Selectors {
         match event_idx.ty() {
             EventType::Hardware | EventType::Cache => {
                 let raw = event_idx.raw();
-                let rows = self.rows.get(..self.len).unwrap_or(&[]);
-                rows.iter()
-                    .find(|(idx, _)| *idx == raw)
-                    .map(|(_, sel)| *sel)
+                let row = self.rows.iter().find(|(idx, _)| *idx == raw);
+                row.map(|(_, sel)| *sel)
             }
             EventType::Raw => Some(event_data & RISCV_PMU_RAW_EVENT_MASK),
             EventType::RawV2 => Some(event_data & MHPMEVENT_SELECTOR),
