@@ -41,19 +41,16 @@ id_enums! {
 impl DtProperty {
     /// The property name.
     pub const fn name(self) -> &'static str {
-        match self {
-            DtProperty::EventToMhpmevent => "riscv,event-to-mhpmevent",
-            DtProperty::EventToMhpmcounters => "riscv,event-to-mhpmcounters",
-            DtProperty::RawEventToMhpmcounters => "riscv,raw-event-to-mhpmcounters",
-        }
+        [
+            "riscv,event-to-mhpmevent",
+            "riscv,event-to-mhpmcounters",
+            "riscv,raw-event-to-mhpmcounters",
+        ][self as usize]
     }
 
-    /// The number of 32-bit cells in one row.
+    /// The number of 32-bit cells in one row: 3, and 5 for `riscv,raw-event-to-mhpmcounters`.
     pub const fn cells_per_row(self) -> usize {
-        match self {
-            DtProperty::EventToMhpmevent | DtProperty::EventToMhpmcounters => 3,
-            DtProperty::RawEventToMhpmcounters => 5,
-        }
+        [3, 3, 5][self as usize]
     }
 }
 
@@ -231,16 +228,14 @@ impl<'a> DtPmuMaps<'a> {
             let kind = DtErrorKind::SelectorsWithoutCounters;
             return Err(DtError::new(DtProperty::EventToMhpmevent, 0, kind));
         }
-        let mut n_rows = [0; 3];
-        for (n, property) in n_rows.iter_mut().zip(DtProperty::ALL) {
-            let (cells, per_row) = (maps.cells(property).len(), property.cells_per_row());
-            if cells % per_row != 0 {
-                return Err(DtError::new(property, cells / per_row, DtErrorKind::Length));
+        for property in DtProperty::ALL {
+            let rows = maps.rows(property);
+            if !rows.remainder().is_empty() {
+                return Err(DtError::new(property, rows.len(), DtErrorKind::Length));
             }
-            *n = cells / per_row;
         }
+        let [n_sel, n_ctr, n_raw] = DtProperty::ALL.map(|property| maps.rows(property).len());
         // The first row past the room OpenSBI's tables have.
-        let [n_sel, n_ctr, n_raw] = n_rows;
         let too_many = if n_sel > SELECTOR_MAX {
             Some((DtProperty::EventToMhpmevent, SELECTOR_MAX))
         } else if n_ctr >= HW_EVENT_MAX {
@@ -410,14 +405,14 @@ impl<'a> DtPmuMaps<'a> {
     /// other events against the ranges. When several rows match, any of their counters may be used,
     /// as OpenSBI tries each matching row in turn.
     pub fn hw_counters(&self, event_idx: EventIdx, event_data: u64) -> Option<u32> {
-        let union = |found: Option<u32>, counters| Some(found.unwrap_or(0) | counters);
         if matches!(event_idx.ty(), EventType::Raw | EventType::RawV2) {
             let rows = self.raw_maps().filter(|r| r.matches(event_data));
-            rows.map(|r| r.counters).fold(None, union)
+            rows.map(|r| r.counters).reduce(|a, b| a | b)
         } else {
-            let idx = event_idx.raw();
-            let rows = self.counter_ranges().filter(|r| r.contains(idx));
-            rows.map(|r| r.counters).fold(None, union)
+            let rows = self
+                .counter_ranges()
+                .filter(|r| r.contains(event_idx.raw()));
+            rows.map(|r| r.counters).reduce(|a, b| a | b)
         }
     }
 
