@@ -56,17 +56,13 @@ impl SbiVersion {
     /// SBI v3.0, which adds `event_get_info` and raw events v2.
     pub const V3_0: Self = Self { major: 3, minor: 0 };
 
-    const MAJOR_SHIFT: u32 = 24;
-    const MAJOR_MASK: usize = 0x7f;
-    const MINOR_MASK: usize = 0xff_ffff;
-
     /// Decodes the value `sbi_get_spec_version()` returns: major in bits 30:24, minor in bits 23:0.
     /// Bit 31 and the bits above are reserved and ignored.
     pub const fn from_raw(raw: usize) -> Self {
         // Both fields are masked to at most 24 bits first, so the conversions cannot truncate.
         Self {
-            major: ((raw >> Self::MAJOR_SHIFT) & Self::MAJOR_MASK) as u32,
-            minor: (raw & Self::MINOR_MASK) as u32,
+            major: ((raw >> 24) & 0x7f) as u32,
+            minor: (raw & 0xff_ffff) as u32,
         }
     }
 }
@@ -530,14 +526,11 @@ impl EventIdx {
 
     /// The cache, operation and result of a type #1 event, when all three are defined by Tables 3 to 5.
     pub const fn cache_parts(self) -> Option<(CacheId, CacheOp, CacheResult)> {
-        if !matches!(self.ty, EventType::Cache) {
-            return None;
-        }
         let cache = CacheId::from_raw(self.code >> 3);
         let op = CacheOp::from_raw((self.code >> 1) & 0x3);
         let result = CacheResult::from_raw(self.code & 1);
-        match (cache, op, result) {
-            (Some(c), Some(o), Some(r)) => Some((c, o, r)),
+        match (self.ty, cache, op, result) {
+            (EventType::Cache, Some(c), Some(o), Some(r)) => Some((c, o, r)),
             _ => None,
         }
     }

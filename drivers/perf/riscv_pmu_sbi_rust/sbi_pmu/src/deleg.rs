@@ -290,16 +290,23 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
     pub fn reset_in_firmware(&mut self) {
         let cycles = EventIdx::hw(HwGeneralEvent::CpuCycles);
         for idx in counters_in(self.deleg.delegated) {
-            count_call(&mut self.deleg.sbi_calls, Fid::CounterConfigMatching);
             if self
-                .hart
+                .sbi(Fid::CounterConfigMatching)
                 .counter_config_matching(idx, 1, CfgFlags::CLEAR_VALUE, cycles, 0)
                 .is_ok()
             {
-                count_call(&mut self.deleg.sbi_calls, Fid::CounterStop);
-                let _ = self.hart.counter_stop(idx, 1, StopFlags::RESET);
+                let _ = self
+                    .sbi(Fid::CounterStop)
+                    .counter_stop(idx, 1, StopFlags::RESET);
             }
         }
+    }
+
+    /// The SBI implementation, for a call of `fid` forwarded to it, counted.
+    #[inline(always)]
+    fn sbi(&mut self, fid: Fid) -> &mut H {
+        count_call(&mut self.deleg.sbi_calls, fid);
+        self.hart
     }
 
     /// Selects logical counter `idx` (delegated) for `sireg`/`sireg2`.
@@ -405,8 +412,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
             0 => return Err(SbiError::NotSupported),
             rest => Self::base_mask(rest),
         };
-        count_call(&mut self.deleg.sbi_calls, Fid::CounterConfigMatching);
-        self.hart
+        self.sbi(Fid::CounterConfigMatching)
             .counter_config_matching(base, mask, flags, event_idx, event_data)
     }
 
@@ -419,8 +425,8 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         initial_value: u64,
     ) -> Result<(), SbiError> {
         let Some((mine, rest)) = self.split(base, mask) else {
-            count_call(&mut self.deleg.sbi_calls, Fid::CounterStart);
-            return self.hart.counter_start(base, mask, flags, initial_value);
+            let hart = self.sbi(Fid::CounterStart);
+            return hart.counter_start(base, mask, flags, initial_value);
         };
         if flags.contains(StartFlags::INIT_SNAPSHOT) {
             // Delegated counters have no snapshot memory.
@@ -449,9 +455,9 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         // Without snapshot memory (delegation has none) the base changes nothing. An error of the
         // SBI implementation wins over the delegated counters' one.
         let (base, mask) = Self::base_mask(rest);
-        count_call(&mut self.deleg.sbi_calls, Fid::CounterStart);
-        let r = self.hart.counter_start(base, mask, flags, initial_value);
-        r.and(result)
+        let hart = self.sbi(Fid::CounterStart);
+        hart.counter_start(base, mask, flags, initial_value)
+            .and(result)
     }
 
     /// [`Firmware::counter_stop`] with counters delegated.
@@ -462,8 +468,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         flags: StopFlags,
     ) -> Result<(), SbiError> {
         let Some((mine, rest)) = self.split(base, mask) else {
-            count_call(&mut self.deleg.sbi_calls, Fid::CounterStop);
-            return self.hart.counter_stop(base, mask, flags);
+            return self.sbi(Fid::CounterStop).counter_stop(base, mask, flags);
         };
         if flags.contains(StopFlags::TAKE_SNAPSHOT) {
             return Err(SbiError::NoShmem);
@@ -492,9 +497,7 @@ impl<'a, H: Firmware + CounterCsrs> Hybrid<'a, H> {
         }
         // An error of the delegated counters wins over the SBI implementation's one.
         let (base, mask) = Self::base_mask(rest);
-        count_call(&mut self.deleg.sbi_calls, Fid::CounterStop);
-        let r = self.hart.counter_stop(base, mask, flags);
-        result.and(r)
+        result.and(self.sbi(Fid::CounterStop).counter_stop(base, mask, flags))
     }
 }
 
@@ -506,8 +509,7 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
     /// through here, counted. Configuration, starts and stops are overridden below and never do.
     #[inline(always)]
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
-        count_call(&mut self.deleg.sbi_calls, fid);
-        self.hart.sbi_ecall(fid, args)
+        self.sbi(fid).sbi_ecall(fid, args)
     }
 
     #[inline(always)]
@@ -573,13 +575,11 @@ impl<H: Firmware + CounterCsrs> Firmware for Hybrid<'_, H> {
     }
 
     fn snapshot_set_shmem(&mut self, enable: bool) -> Result<(), SbiError> {
-        count_call(&mut self.deleg.sbi_calls, Fid::SnapshotSetShmem);
-        self.hart.snapshot_set_shmem(enable)
+        self.sbi(Fid::SnapshotSetShmem).snapshot_set_shmem(enable)
     }
 
     fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
-        count_call(&mut self.deleg.sbi_calls, Fid::EventGetInfo);
-        self.hart.event_get_info(entries)
+        self.sbi(Fid::EventGetInfo).event_get_info(entries)
     }
 
     #[inline(always)]

@@ -1103,10 +1103,11 @@ impl CpuHwEvents {
         self.sbi_start(fw, cmask, StartFlags::INIT_SNAPSHOT);
     }
 
-    /// Counts the error of a failed call unless it is `benign`; whether the call did what it was
-    /// asked (succeeded, or found the counters already as asked).
+    /// Counts a call of `fid`, and its error unless it is `benign`; whether the call did what it
+    /// was asked (succeeded, or found the counters already as asked).
     #[inline]
-    fn note_error(&mut self, result: Result<(), SbiError>, benign: SbiError) -> bool {
+    fn note_call(&mut self, fid: Fid, result: Result<(), SbiError>, benign: SbiError) -> bool {
+        count_call(&mut self.stats.calls, fid);
         match result {
             Err(err) if err != benign => {
                 self.stats.errors = self.stats.errors.wrapping_add(1);
@@ -1116,29 +1117,26 @@ impl CpuHwEvents {
         }
     }
 
-    /// `counter_stop(cmask, flags)`, counted; whether it stopped them ([`CpuHwEvents::note_error`]).
+    /// `counter_stop(cmask, flags)`, counted; whether it stopped them ([`CpuHwEvents::note_call`]).
     #[inline]
     fn sbi_stop<F: Firmware>(&mut self, fw: &mut F, cmask: u64, flags: StopFlags) -> bool {
-        count_call(&mut self.stats.calls, Fid::CounterStop);
         // RV64 and at most 64 counters: counter_idx_base 0 and one mask word cover them all.
         let r = fw.counter_stop(0, cmask as usize, flags);
-        self.note_error(r, SbiError::AlreadyStopped)
+        self.note_call(Fid::CounterStop, r, SbiError::AlreadyStopped)
     }
 
     /// `counter_start(cmask, flags)`, counted.
     #[inline]
     fn sbi_start<F: Firmware>(&mut self, fw: &mut F, cmask: u64, flags: StartFlags) {
-        count_call(&mut self.stats.calls, Fid::CounterStart);
         let r = fw.counter_start(0, cmask as usize, flags, 0);
-        self.note_error(r, SbiError::AlreadyStarted);
+        self.note_call(Fid::CounterStart, r, SbiError::AlreadyStarted);
     }
 
     /// Starts counter `idx` from `value` ([`Firmware::counter_start_one`]), counted.
     #[inline(always)]
     fn sbi_start_one<F: Firmware>(&mut self, fw: &mut F, idx: usize, value: u64) {
-        count_call(&mut self.stats.calls, Fid::CounterStart);
         let r = fw.counter_start_one(idx, value);
-        self.note_error(r, SbiError::AlreadyStarted);
+        self.note_call(Fid::CounterStart, r, SbiError::AlreadyStarted);
     }
 
     fn sbi_cfg_match<F: Firmware>(
