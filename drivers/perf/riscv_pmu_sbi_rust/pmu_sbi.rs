@@ -56,7 +56,7 @@ use sbi_pmu::{
     dt::{DtError, DtErrorKind, DtPmuMaps, DtProperty},
     events::{EventAttr, MapError, StdEvents, UserAccess, PERF_TYPE_RAW},
     firmware::Firmware,
-    pmu::{CpuHwEvents, OverflowEvent, PmuStats},
+    pmu::{count_call, CpuHwEvents, OverflowEvent, PmuStats},
 };
 
 /// The local counter overflow interrupt of Sscofpmf (`RV_IRQ_PMU`, bit 13 of `sip`).
@@ -216,8 +216,7 @@ impl DtMaps {
         if cells.iter().all(Option::is_none) {
             return None;
         }
-        let [sel, ctr, raw] = &cells;
-        let maps = DtPmuMaps::parse(sel.as_deref(), ctr.as_deref(), raw.as_deref())
+        let maps = DtPmuMaps::parse(cells.each_ref().map(|c| c.as_deref()))
             .and_then(|maps| maps.check_platform(info.hw_counters()).map(|()| maps))
             .inspect_err(dt_map_refused)
             .ok()?;
@@ -233,8 +232,7 @@ impl DtMaps {
     /// The maps, checked when they were read.
     fn maps(&self) -> DtPmuMaps<'_> {
         // An absent property has no cells.
-        let [sel, ctr, raw] = self.cells.each_ref().map(|c| c.as_deref().unwrap_or(&[]));
-        DtPmuMaps::from_parsed(sel, ctr, raw)
+        DtPmuMaps::from_parsed(self.cells.each_ref().map(|c| c.as_deref().unwrap_or(&[])))
     }
 }
 
@@ -461,17 +459,9 @@ struct CheckFirmware {
     stats: PmuStats,
 }
 
-impl CheckFirmware {
-    fn count(&mut self, fid: Fid) {
-        if let Some(n) = self.stats.calls.get_mut(fid.id()) {
-            *n += 1;
-        }
-    }
-}
-
 impl Firmware for CheckFirmware {
     fn sbi_ecall(&mut self, fid: Fid, args: [usize; 6]) -> Result<usize, SbiError> {
-        self.count(fid);
+        count_call(&mut self.stats.calls, fid);
         let (error, value) = arch::sbi_pmu_call(fid.id(), args);
         sbi_result(error, value)
     }
@@ -483,7 +473,7 @@ impl Firmware for CheckFirmware {
     fn event_get_info(&mut self, entries: &mut [u64]) -> Result<(), SbiError> {
         let mem = self.mem.as_mut().ok_or(SbiError::NotSupported)?;
         let (error, value) = mem.event_get_info(entries);
-        self.count(Fid::EventGetInfo);
+        count_call(&mut self.stats.calls, Fid::EventGetInfo);
         sbi_result(error, value).map(|_| ())
     }
 }

@@ -743,10 +743,10 @@ pub struct DtCells {
 impl DtCells {
     /// The parsed maps.
     pub fn maps(&self) -> Result<DtPmuMaps<'_>, DtError> {
-        DtPmuMaps::parse(
+        DtPmuMaps::parse([
             self.event_to_mhpmevent.as_deref(),
             self.event_to_mhpmcounters.as_deref(),
             self.raw_event_to_mhpmcounters.as_deref(),
-        )
+        ])
     }
 }

@@ -352,7 +352,7 @@ proptest! {
         probe in any::<u32>(),
         data in any::<u64>(),
     ) {
-        match DtPmuMaps::parse(sel.as_deref(), ctr.as_deref(), raw.as_deref()) {
+        match DtPmuMaps::parse([sel.as_deref(), ctr.as_deref(), raw.as_deref()]) {
             Ok(maps) => {
                 if let Some(idx) = EventIdx::from_raw(probe & 0xfffff) {
                     let _ = maps.event_hw_counters(idx, data);

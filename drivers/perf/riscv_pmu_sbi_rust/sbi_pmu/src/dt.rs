@@ -213,18 +213,11 @@ impl DtError {
 }
 
 impl<'a> DtPmuMaps<'a> {
-    /// Validates the three property values (each `None` when the property is absent) and keeps them.
-    pub fn parse(
-        event_to_mhpmevent: Option<&'a [u32]>,
-        event_to_mhpmcounters: Option<&'a [u32]>,
-        raw_event_to_mhpmcounters: Option<&'a [u32]>,
-    ) -> Result<Self, DtError> {
-        let maps = Self::from_parsed(
-            event_to_mhpmevent.unwrap_or(&[]),
-            event_to_mhpmcounters.unwrap_or(&[]),
-            raw_event_to_mhpmcounters.unwrap_or(&[]),
-        );
-        if event_to_mhpmevent.is_some() && event_to_mhpmcounters.is_none() {
+    /// Validates the values of the three properties, in [`DtProperty::ALL`] order (each `None` when
+    /// the property is absent), and keeps them.
+    pub fn parse(cells: [Option<&'a [u32]>; 3]) -> Result<Self, DtError> {
+        let maps = Self::from_parsed(cells.map(|c| c.unwrap_or(&[])));
+        if let [Some(_), None, _] = cells {
             let kind = DtErrorKind::SelectorsWithoutCounters;
             return Err(DtError::new(DtProperty::EventToMhpmevent, 0, kind));
         }
@@ -256,18 +249,8 @@ impl<'a> DtPmuMaps<'a> {
 
     /// The maps of cells [`DtPmuMaps::parse`] accepted before, without checking them again (the
     /// checks compare every row with every earlier one). Lookups never panic, whatever the cells.
-    pub const fn from_parsed(
-        event_to_mhpmevent: &'a [u32],
-        event_to_mhpmcounters: &'a [u32],
-        raw_event_to_mhpmcounters: &'a [u32],
-    ) -> Self {
-        Self {
-            cells: [
-                event_to_mhpmevent,
-                event_to_mhpmcounters,
-                raw_event_to_mhpmcounters,
-            ],
-        }
+    pub const fn from_parsed(cells: [&'a [u32]; 3]) -> Self {
+        Self { cells }
     }
 
     /// The cells of a property.
@@ -450,7 +433,7 @@ mod tests {
     }
 
     fn parse(sel: Option<&[u32]>, ctr: Option<&[u32]>, raw: Option<&[u32]>) -> Result<(), DtError> {
-        DtPmuMaps::parse(sel, ctr, raw).map(|_| ())
+        DtPmuMaps::parse([sel, ctr, raw]).map(|_| ())
     }
 
     #[test]
@@ -470,7 +453,7 @@ mod tests {
             parse(Some(&sel), Some(&ctr), Some(&raw)),
             err(SEL, 0, DtErrorKind::InvalidSelectorEvent)
         );
-        let maps = DtPmuMaps::parse(None, Some(&ctr), Some(&raw)).unwrap();
+        let maps = DtPmuMaps::parse([None, Some(&ctr), Some(&raw)]).unwrap();
         let cycles = EventIdx::hw(HwGeneralEvent::CpuCycles);
         assert_eq!(maps.hw_counters(cycles, 0), Some(0x1));
         assert_eq!(
@@ -500,7 +483,7 @@ mod tests {
     fn event_hw_counters_add_the_fixed_counters_and_leave_firmware_events() {
         let ctr = [3, 3, 0x8];
         let raw = [0, 7, !0, !0, 0x10];
-        let maps = DtPmuMaps::parse(None, Some(&ctr), Some(&raw)).unwrap();
+        let maps = DtPmuMaps::parse([None, Some(&ctr), Some(&raw)]).unwrap();
         let hw = |e| maps.event_hw_counters(EventIdx::hw(e), 0);
         assert_eq!(hw(HwGeneralEvent::CpuCycles), Some(0b001));
         assert_eq!(hw(HwGeneralEvent::Instructions), Some(0b100));
@@ -510,7 +493,7 @@ mod tests {
         assert_eq!(maps.event_hw_counters(EventIdx::RAW, 8), Some(0));
         assert_eq!(maps.event_hw_counters(EventIdx::fw(5), 0), None);
         // Without event ranges the standard events are not constrained, raw events still are.
-        let raw_only = DtPmuMaps::parse(None, None, Some(&raw)).unwrap();
+        let raw_only = DtPmuMaps::parse([None, None, Some(&raw)]).unwrap();
         assert!(!raw_only.covers_std_events());
         assert_eq!(
             raw_only.event_hw_counters(EventIdx::hw(HwGeneralEvent::BusCycles), 0),
@@ -523,7 +506,7 @@ mod tests {
     fn selectors_are_one_to_one_standard_events() {
         let ctr = [3, 6, 0x18];
         let sel = [3, 0, 0x1801, 0x10019, 0x1, 0x1002];
-        let maps = DtPmuMaps::parse(Some(&sel), Some(&ctr), None).unwrap();
+        let maps = DtPmuMaps::parse([Some(&sel), Some(&ctr), None]).unwrap();
         assert_eq!(
             maps.selector(EventIdx::hw(HwGeneralEvent::CacheReferences)),
             Some(0x1801)
@@ -647,7 +630,7 @@ mod tests {
             Ok(())
         );
         // Empty properties are valid and constrain nothing.
-        let maps = DtPmuMaps::parse(Some(&[]), Some(&[]), Some(&[])).unwrap();
+        let maps = DtPmuMaps::parse([Some(&[]), Some(&[]), Some(&[])]).unwrap();
         assert!(maps.is_empty());
         assert!(!maps.covers_std_events());
         assert_eq!(maps.hw_counters(EventIdx::RAW, 0), None);
@@ -657,7 +640,7 @@ mod tests {
     fn maps_naming_no_counter_of_the_platform_are_refused() {
         let ctr = [3, 3, 0x8, 4, 4, 0x100];
         let raw = [0, 1, !0, !0, 0x10, 0, 2, !0, !0, 0x1_0000];
-        let maps = DtPmuMaps::parse(None, Some(&ctr), Some(&raw)).unwrap();
+        let maps = DtPmuMaps::parse([None, Some(&ctr), Some(&raw)]).unwrap();
         // cycle, instret and mhpmcounter3..7.
         let hw = 0b1111_1101;
         assert_eq!(

@@ -44,7 +44,7 @@ use crate::plan::Plan;
 
 /// Counts a call of `fid` in a table of calls by function ID (wrapping, as [`PmuStats`]).
 #[inline]
-pub(crate) fn count_call(calls: &mut [u64; Fid::COUNT], fid: Fid) {
+pub fn count_call(calls: &mut [u64; Fid::COUNT], fid: Fid) {
     if let Some(n) = calls.get_mut(fid.id()) {
         *n = n.wrapping_add(1);
     }
