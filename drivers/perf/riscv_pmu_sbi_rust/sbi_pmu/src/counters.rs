@@ -637,10 +637,8 @@ impl PmuInfo {
     /// user space cannot read (the C driver computes an index from their meaningless CSR field).
     #[inline]
     pub fn csr_index(&self, idx: usize) -> Option<u8> {
-        self.hw_of_logical
-            .get(idx)
-            .copied()
-            .filter(|&h| h != NO_HW_COUNTER)
+        let h = *self.hw_of_logical.get(idx)?;
+        (h != NO_HW_COUNTER).then_some(h)
     }
 
     /// `pmu_sbi_ctr_get_width()`: the width field of counter `idx` (bits minus one), which the mmap
@@ -683,10 +681,7 @@ impl PmuInfo {
     /// called otherwise).
     #[inline]
     fn csr_index_if(&self, allowed: bool, idx: impl FnOnce() -> i32) -> Option<u8> {
-        if !allowed {
-            return None;
-        }
-        self.csr_index(counter_of(idx())?)
+        self.csr_index(counter_of(allowed.then(idx)?)?)
     }
 }
 
