@@ -73,9 +73,7 @@ pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
     let (ver_err, version) = csr::sbi_get_impl_version();
     if id_err != 0 || ver_err != 0 || id != IMPL_ID_OPENSBI || version < OPENSBI_CDE_VERSION {
         pr_info!(
-            "counter delegation: the harts have it, but the SBI implementation ({:#x} version {:#x}) is not known to enable it; every counter through SBI calls\n",
-            id,
-            version
+            "counter delegation: the harts have it, but the SBI implementation ({id:#x} version {version:#x}) is not known to enable it; every counter through SBI calls\n"
         );
         return None;
     }
@@ -93,8 +91,7 @@ pub(crate) fn probe(maps: Option<&DtPmuMaps<'_>>) -> Option<DelegSetup> {
         return None;
     };
     pr_info!(
-        "counter delegation: hardware counters programmed with CSRs, event selectors from {}\n",
-        source
+        "counter delegation: hardware counters programmed with CSRs, event selectors from {source}\n"
     );
     Some(DelegSetup {
         csrs: DelegatedCsrs::new(true)?,

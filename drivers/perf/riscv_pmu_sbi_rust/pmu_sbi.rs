@@ -206,9 +206,8 @@ impl DtMaps {
             }
             let read = node.read_u32_array(name, len / 4).inspect_err(|err| {
                 pr_warn!(
-                    "riscv,pmu: {} cannot be read ({:?}); the event maps are ignored\n",
-                    property.name(),
-                    err
+                    "riscv,pmu: {} cannot be read ({err:?}); the event maps are ignored\n",
+                    property.name()
                 )
             });
             *slot = Some(read.ok()?);
@@ -276,8 +275,7 @@ pub(crate) fn pmu_sbi_check_c_driver() -> Result {
     for name in C_DRIVER_DEVICES {
         if platform::device_bound(name) {
             pr_err!(
-                "the C driver ({}) already provides the cpu PMU; boot with initcall_blacklist=pmu_sbi_devinit,riscv_pmu_legacy_devinit to use this driver\n",
-                name
+                "the C driver ({name}) already provides the cpu PMU; boot with initcall_blacklist=pmu_sbi_devinit,riscv_pmu_legacy_devinit to use this driver\n"
             );
             return Err(EBUSY);
         }
@@ -983,8 +981,7 @@ impl CpuStarting for PmuSbiStartingCpu {
                 self.no_snapshot.store(true, Ordering::Relaxed);
                 if !self.logged.swap(true, Ordering::Relaxed) {
                     pr_info!(
-                        "no SBI PMU snapshot memory (firmware answered {:?}): counters are read with SBI calls\n",
-                        err
+                        "no SBI PMU snapshot memory (firmware answered {err:?}): counters are read with SBI calls\n"
                     );
                 }
             } else if enabled && !self.logged.swap(true, Ordering::Relaxed) {
