@@ -58,11 +58,8 @@ impl core::fmt::Write for SeqFile<'_> {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
         // SAFETY: By the type invariant `m` is valid; `s` is valid for `s.len()` bytes.
         let ret = unsafe { bindings::seq_write(self.m, s.as_ptr().cast(), s.len()) };
-        if ret == 0 {
-            Ok(())
-        } else {
-            Err(core::fmt::Error)
-        }
+        // `seq_write()` returns -1 when the buffer is full (and 0 when it wrote everything).
+        (ret == 0).then_some(()).ok_or(core::fmt::Error)
     }
 }
 
