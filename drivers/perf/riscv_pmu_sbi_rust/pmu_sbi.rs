@@ -355,11 +355,10 @@ impl SbiPmu {
     /// first event_init waits for it, so no event is counted before it is done. When the device
     /// tree maps answer for the standard events there is nothing to check.
     pub(crate) fn start_std_events_check(&mut self) -> Result {
-        if self.dt_std_events.is_some() {
-            return Ok(());
+        if self.dt_std_events.is_none() {
+            let job = StdEventsCheck { info: self.info };
+            self.std_events = Some(KBox::pin_init(Deferred::new(job), GFP_KERNEL)?);
         }
-        let job = StdEventsCheck { info: self.info };
-        self.std_events = Some(KBox::pin_init(Deferred::new(job), GFP_KERNEL)?);
         Ok(())
     }
 

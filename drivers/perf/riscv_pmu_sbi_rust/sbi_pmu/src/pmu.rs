@@ -88,85 +88,83 @@ pub struct OverflowEvent {
     pub publish: bool,
 }
 
-/// Per-CPU statistics, for debugfs and for measuring the batching. The counters wrap (in centuries):
-/// they are on every hot path, where an overflow check would cost a branch each.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct PmuStats {
-    /// SBI calls made, indexed by function ID.
-    pub calls: [u64; Fid::COUNT],
-    /// Flushes that made at least one call.
-    pub flushes: u64,
-    /// Adds that took a parked counter back without `counter_config_matching`.
-    pub reused: u64,
-    /// Overflow interrupts that found running hardware counters.
-    pub overflows: u64,
-    /// SBI calls that failed with an error other than ALREADY_STARTED/ALREADY_STOPPED.
-    pub errors: u64,
-    /// Stops in a disable window that stopped every running counter that cannot coast, saving
-    /// their values (snapshot memory only). Counters perf still wants then start again at the flush: a window
-    /// that stops few of many running events costs that one start more than stopping each alone.
-    pub freezes: u64,
-}
+/// Declares a struct with `pub` fields, each with its zero (`field: type = zero`), and a
+/// `const ZERO` of it in which every field is that zero: for state that is set up in `const`
+/// context and reset in place.
+macro_rules! zeroed_struct {
+    ($(#[$meta:meta])* pub struct $name:ident {
+        $($(#[$fmeta:meta])* pub $field:ident: $ty:ty = $zero:expr,)*
+    }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$fmeta])* pub $field: $ty,)*
+        }
 
-impl PmuStats {
-    /// No call, flush or overflow yet.
-    pub const ZERO: Self = Self {
-        calls: [0; Fid::COUNT],
-        flushes: 0,
-        reused: 0,
-        overflows: 0,
-        errors: 0,
-        freezes: 0,
+        impl $name {
+            /// Every field zero.
+            pub const ZERO: Self = Self { $($field: $zero,)* };
+        }
     };
 }
 
-/// The counter bitmasks of one CPU (bit `n` = logical counter `n`), which
-/// [`CpuHwEvents::masks`] shows; the invariants of [`CpuHwEvents`] relate them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct CtrMasks {
-    /// The hardware counters events hold (`used_hw_ctrs`).
-    pub used_hw_ctrs: u64,
-    /// The firmware counters events hold (`used_fw_ctrs`).
-    pub used_fw_ctrs: u64,
-    /// Counters started in firmware, as far as the driver knows.
-    pub running: u64,
-    /// Counters perf wants running once the pending work is flushed.
-    pub want: u64,
-    /// Counters to load with their initial value when they start.
-    pub reload: u64,
-    /// Counters to stop with RESET at the next flush.
-    pub reset: u64,
-    /// Counters no event holds that keep their firmware mapping for a returning event.
-    pub parked: u64,
-    /// Hardware counters last started for a counting event that may coast ([`CpuHwEvents::del`]):
-    /// a disable window with snapshot memory leaves them running and reads them, and `add` and
-    /// `del` take their short path.
-    pub coastable: u64,
-    /// Firmware counters configured by `counter_config_matching` whose value the driver has not seen.
-    pub fresh: u64,
-    /// Stopped counters whose value a stop with TAKE_SNAPSHOT saved: reading them costs neither an
-    /// SBI call nor a CSR read until they start again.
-    pub known: u64,
-    /// Counters whose overflow is being handled.
-    pub ovf_pending: u64,
+zeroed_struct! {
+    /// Per-CPU statistics, for debugfs and for measuring the batching. The counters wrap (in
+    /// centuries): they are on every hot path, where an overflow check would cost a branch each.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct PmuStats {
+        /// SBI calls made, indexed by function ID.
+        pub calls: [u64; Fid::COUNT] = [0; Fid::COUNT],
+        /// Flushes that made at least one call.
+        pub flushes: u64 = 0,
+        /// Adds that took a parked counter back without `counter_config_matching`.
+        pub reused: u64 = 0,
+        /// Overflow interrupts that found running hardware counters.
+        pub overflows: u64 = 0,
+        /// SBI calls that failed with an error other than ALREADY_STARTED/ALREADY_STOPPED.
+        pub errors: u64 = 0,
+        /// Stops in a disable window that stopped every running counter that cannot coast, saving
+        /// their values (snapshot memory only). Counters perf still wants then start again at the
+        /// flush: a window that stops few of many running events costs that one start more than
+        /// stopping each alone.
+        pub freezes: u64 = 0,
+    }
+}
+
+zeroed_struct! {
+    /// The counter bitmasks of one CPU (bit `n` = logical counter `n`), which
+    /// [`CpuHwEvents::masks`] shows; the invariants of [`CpuHwEvents`] relate them.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub struct CtrMasks {
+        /// The hardware counters events hold (`used_hw_ctrs`).
+        pub used_hw_ctrs: u64 = 0,
+        /// The firmware counters events hold (`used_fw_ctrs`).
+        pub used_fw_ctrs: u64 = 0,
+        /// Counters started in firmware, as far as the driver knows.
+        pub running: u64 = 0,
+        /// Counters perf wants running once the pending work is flushed.
+        pub want: u64 = 0,
+        /// Counters to load with their initial value when they start.
+        pub reload: u64 = 0,
+        /// Counters to stop with RESET at the next flush.
+        pub reset: u64 = 0,
+        /// Counters no event holds that keep their firmware mapping for a returning event.
+        pub parked: u64 = 0,
+        /// Hardware counters last started for a counting event that may coast
+        /// ([`CpuHwEvents::del`]): a disable window with snapshot memory leaves them running and
+        /// reads them, and `add` and `del` take their short path.
+        pub coastable: u64 = 0,
+        /// Firmware counters configured by `counter_config_matching` whose value the driver has
+        /// not seen.
+        pub fresh: u64 = 0,
+        /// Stopped counters whose value a stop with TAKE_SNAPSHOT saved: reading them costs
+        /// neither an SBI call nor a CSR read until they start again.
+        pub known: u64 = 0,
+        /// Counters whose overflow is being handled.
+        pub ovf_pending: u64 = 0,
+    }
 }
 
 impl CtrMasks {
-    /// No counter in any mask.
-    pub const ZERO: Self = Self {
-        used_hw_ctrs: 0,
-        used_fw_ctrs: 0,
-        running: 0,
-        want: 0,
-        reload: 0,
-        reset: 0,
-        parked: 0,
-        coastable: 0,
-        fresh: 0,
-        known: 0,
-        ovf_pending: 0,
-    };
-
     /// The counters events hold, one each: the C driver's `n_events` is the number of bits.
     #[inline]
     pub fn used(&self) -> u64 {
@@ -318,10 +316,9 @@ impl CpuHwEvents {
     /// of this CPU.
     pub fn cpu_dying<F: Firmware>(&mut self, fw: &mut F) -> Result<(), SbiError> {
         self.reset_now(fw, self.masks.parked);
-        if !self.snapshot {
+        if !core::mem::take(&mut self.snapshot) {
             return Ok(());
         }
-        self.snapshot = false;
         count_call(&mut self.stats.calls, Fid::SnapshotSetShmem);
         fw.snapshot_set_shmem(false)
     }
