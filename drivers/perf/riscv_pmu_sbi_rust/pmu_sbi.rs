@@ -107,9 +107,6 @@ static FORMAT_LIST_V2: Attributes<2> = Attributes::new(&FORMAT_ATTRS_V2);
 static FORMAT_GROUP: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_LIST);
 static FORMAT_GROUP_V2: AttributeGroup = AttributeGroup::new(c_str!("format"), &FORMAT_LIST_V2);
 
-/// The standard events as the PMU's sysfs `events/` directory lists them: the name perf gives each
-/// (`perf list`), in the order of [`StdEvents::nth`]. Which are listed, and their `event=` values,
-/// are found at probe ([`SbiPmu::publish_events`]).
 /// Makes the `events/` attributes of the standard events from their names, numbered in order.
 macro_rules! std_event_attrs {
     ($($name:literal,)*) => {{
@@ -118,6 +115,9 @@ macro_rules! std_event_attrs {
     }};
 }
 
+/// The standard events as the PMU's sysfs `events/` directory lists them: the name perf gives each
+/// (`perf list`), in the order of [`StdEvents::nth`]. Which are listed, and their `event=` values,
+/// are found at probe ([`SbiPmu::publish_events`]).
 static STD_EVENT_ATTRS: [PmuEventAttr<StdEventList>; StdEvents::COUNT] = std_event_attrs! {
     "cpu-cycles", "instructions", "cache-references", "cache-misses",
     "branch-instructions", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
