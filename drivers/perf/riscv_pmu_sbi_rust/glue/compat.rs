@@ -20,7 +20,6 @@
 //! `--cfg rpmu_no_sample_exports`): `perf_event_overflow()` and `perf_sample_event_took()`, without
 //! which the module counts and refuses sampling ([`SAMPLE_EXPORTS`], [`perf_sample_event_took`]).
 
-use super::bindings;
 use kernel::{ffi::c_char, prelude::*, types::Opaque};
 
 #[cfg(rpmu_kernel_7)]
@@ -40,7 +39,7 @@ pub(crate) const SAMPLE_EXPORTS: bool = !cfg!(rpmu_no_sample_exports);
 #[cfg(not(rpmu_no_sample_exports))]
 pub(crate) fn perf_sample_event_took(ns: u64) {
     // SAFETY: FFI call; any duration is accepted.
-    unsafe { bindings::perf_sample_event_took(ns) };
+    unsafe { super::bindings::perf_sample_event_took(ns) };
 }
 
 /// `perf_sample_event_took()`, which the kernel does not export: no sampling event exists (see
