@@ -392,9 +392,8 @@ impl<'a> DtPmuMaps<'a> {
             let rows = self.raw_maps().filter(|r| r.matches(event_data));
             rows.map(|r| r.counters).reduce(|a, b| a | b)
         } else {
-            let rows = self
-                .counter_ranges()
-                .filter(|r| r.contains(event_idx.raw()));
+            let idx = event_idx.raw();
+            let rows = self.counter_ranges().filter(|r| r.contains(idx));
             rows.map(|r| r.counters).reduce(|a, b| a | b)
         }
     }

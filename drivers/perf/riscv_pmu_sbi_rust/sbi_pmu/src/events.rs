@@ -280,16 +280,25 @@ impl StdEvents {
 
     /// Whether an event may be used: standard events must have been found available; every other
     /// event (raw, firmware) is left to `sbi_pmu_counter_config_matching` to accept or refuse.
-    pub fn is_available(&self, idx: EventIdx) -> bool {
+    pub const fn is_available(&self, idx: EventIdx) -> bool {
         let b = Self::bit(idx);
         self.avail & b == b
     }
 
     /// The bit of a standard event: that of its position in the list [`StdEvents::nth`] walks; 0
-    /// for other events.
-    fn bit(idx: EventIdx) -> u64 {
-        let i = (0..Self::COUNT).find(|&i| Self::nth(i) == Some(idx));
-        i.map_or(0, |i| 1 << i)
+    /// for other events. Computed from the event's fields, not searched: `event_init` asks for it.
+    const fn bit(idx: EventIdx) -> u64 {
+        let position = match (idx.hw_event(), idx.cache_parts()) {
+            // Codes 1 to 10 are at positions 0 to 9.
+            (Some(event), _) => event.code() as usize - 1,
+            // The cache events follow, in the 7 × 3 × 2 table (cache-major, as
+            // `pmu_cache_event_map`).
+            (None, Some((c, o, r))) => {
+                HwGeneralEvent::ALL.len() + (c as usize * 3 + o as usize) * 2 + r as usize
+            }
+            (None, None) => return 0,
+        };
+        1 << position
     }
 }
 
@@ -530,6 +539,19 @@ mod tests {
         let mut avail = StdEvents::ALL;
         for i in 0..StdEvents::COUNT {
             assert!(avail.is_available(StdEvents::nth(i).unwrap()));
+        }
+        // Each event has the bit of its position in the list: one event made available makes
+        // only that one available.
+        for i in 0..StdEvents::COUNT {
+            let mut one = StdEvents::NONE;
+            one.set(StdEvents::nth(i).unwrap(), true);
+            for j in 0..StdEvents::COUNT {
+                assert_eq!(
+                    one.is_available(StdEvents::nth(j).unwrap()),
+                    i == j,
+                    "{i} {j}"
+                );
+            }
         }
         let misses = EventIdx::cache(CacheId::Dtlb, CacheOp::Read, CacheResult::Miss);
         avail.set(misses, false);
