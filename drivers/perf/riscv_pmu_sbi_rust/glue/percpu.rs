@@ -102,8 +102,11 @@ pub(crate) fn for_each_possible_cpu(mut f: impl FnMut(CpuId)) {
     // SAFETY: The mask is set at boot, before modules load, and read-only afterwards
     // (`__ro_after_init`); its words are copied out through a raw pointer, without a reference.
     let words = unsafe { addr_of!(bindings::__cpu_possible_mask.bits).read() };
-    for (word, bits) in (0u32..).zip(words) {
-        for bit in (0..usize::BITS).filter(|bit| (bits >> bit) & 1 != 0) {
+    for (word, mut bits) in (0u32..).zip(words) {
+        // Only the set bits are visited: the mask has room for `NR_CPUS`, mostly clear.
+        while bits != 0 {
+            let bit = bits.trailing_zeros();
+            bits &= bits - 1;
             // INVARIANT: `nr_cpu_ids` is one more than the highest possible CPU
             // (`setup_nr_cpu_ids()`).
             f(CpuId(word * usize::BITS + bit));
