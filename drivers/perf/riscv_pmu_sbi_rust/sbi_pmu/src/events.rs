@@ -540,9 +540,10 @@ mod tests {
         for i in 0..StdEvents::COUNT {
             assert!(avail.is_available(StdEvents::nth(i).unwrap()));
         }
-        // Each event has the bit of its position in the list: one event made available makes
-        // only that one available.
+        // Each event has the bit of its position in the list (as `avail`'s doc says): one event
+        // made available makes only that one available.
         for i in 0..StdEvents::COUNT {
+            assert_eq!(StdEvents::bit(StdEvents::nth(i).unwrap()), 1 << i, "{i}");
             let mut one = StdEvents::NONE;
             one.set(StdEvents::nth(i).unwrap(), true);
             for j in 0..StdEvents::COUNT {
